@@ -1,0 +1,90 @@
+"""The scheduler's configuration: one object, from CLI flags, a JSON file or Batsim's sched-config."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from scheduler.core.policies import get_policy
+from scheduler.errors import ConfigError
+from scheduler.knowledge import ESTIMATES
+
+
+@dataclass
+class SchedulerConfig:
+    """Every option that changes scheduling decisions.
+
+    - ``policy``: queue order (fcfs, spf, saf, sqf, lpf, wfp; batsched's names accepted).
+    - ``backfill_order``: the order in which EASY tries to backfill; None = the queue order.
+    - ``estimates``: runtime knowledge for ordering and reservations (requested, clairvoyant).
+    - ``starvation_threshold``: seconds after which a waiting job jumps to the head of the
+      queue; None (the default) disables it, as in the paper and in batsched.
+    - ``seed``: seeds every random choice, so runs are reproducible.
+    """
+
+    policy: str = "fcfs"
+    backfill_order: str | None = None
+    estimates: str = "requested"
+    starvation_threshold: float | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        self.policy = get_policy(self.policy).name
+        if self.backfill_order is not None:
+            self.backfill_order = get_policy(self.backfill_order).name
+        if self.estimates not in ESTIMATES:
+            raise ConfigError(f"estimates: unknown value {self.estimates!r}; known: {', '.join(ESTIMATES)}")
+        if self.starvation_threshold is not None:
+            if not isinstance(self.starvation_threshold, (int, float)) or self.starvation_threshold <= 0:
+                raise ConfigError(
+                    f"starvation_threshold: expected a positive number of seconds, got {self.starvation_threshold!r}"
+                )
+            self.starvation_threshold = float(self.starvation_threshold)
+        if not isinstance(self.seed, int):
+            raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, options: dict[str, Any], source: str = "options") -> "SchedulerConfig":
+        """Build a config from a mapping; unknown keys are errors that name the source."""
+        if not isinstance(options, dict):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(options).__name__}")
+        known = {f.name for f in fields(cls)}
+        normalized = {key.replace("-", "_"): value for key, value in options.items()}
+        unknown = sorted(set(normalized) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        try:
+            return cls(**normalized)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "JSON options") -> "SchedulerConfig":
+        try:
+            options = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{source}: invalid JSON ({exc})") from None
+        return cls.from_dict(options, source)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "SchedulerConfig":
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
+        return cls.from_json(text, str(path))
+
+    def merged(self, overrides: dict[str, Any], source: str = "options") -> "SchedulerConfig":
+        """A copy with ``overrides`` applied (None values are ignored)."""
+        options = self.to_dict()
+        options.update({k: v for k, v in overrides.items() if v is not None})
+        return SchedulerConfig.from_dict(options, source)

@@ -1,0 +1,122 @@
+"""EASY backfilling, with batsched ``easy_bf``'s exact decision rules.
+
+At each decision (one per Batsim message):
+
+1. The queue is sorted. If the priority job (the head) changed, the old reservation is
+   dropped; the new head starts if it fits now, and so on, until a head does not fit:
+   it gets a reservation at the earliest time enough machines are free.
+2. If a job ended in this message (machines were released), or the priority job changed
+   for any other reason than starting, every queued job is tried in the backfill order:
+   the priority job first (its reservation is recomputed), then the others, each starting
+   now if it fits now without touching the reservation's machines during its estimate.
+3. Otherwise only the jobs that arrived in this message are tried, as batsched does: with
+   nothing released, nothing else can have become startable.
+
+All times are the scheduler's estimates (see ``scheduler.knowledge``); the machines are
+chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from scheduler.core.events import Execute
+from scheduler.core.job import Job
+from scheduler.core.machines import to_procset
+from scheduler.core.policies import Policy
+from scheduler.core.profile import AvailabilityProfile
+from scheduler.core.queue import JobQueue
+
+
+class EasyBackfilling:
+    """EASY on one availability profile and one queue."""
+
+    def __init__(
+        self,
+        nb_machines: int,
+        queue: JobQueue,
+        estimate: Callable[[Job], float],
+        backfill_order: Policy | None = None,
+    ) -> None:
+        self.profile = AvailabilityProfile(nb_machines)
+        self.queue = queue
+        self.estimate = estimate
+        self.backfill_order = backfill_order
+        self.priority: Job | None = None  # the job holding the reservation
+
+    def schedule(self, now: float, arrived: list[Job], released: bool) -> list[Execute]:
+        """Start what can start now. ``arrived``: jobs queued in this message;
+        ``released``: whether machines were freed since the last decision."""
+        started: list[Execute] = []
+        previous = self.priority
+        head = self.queue.head(now)
+        if head is not previous:
+            self._drop_reservation()
+            self._start_heads(now, started)
+        reordered = previous is not None and previous in self.queue and head is not previous
+        if released or reordered:
+            self._full_pass(now, started)
+        else:
+            self._try_arrived(now, arrived, started)
+        return started
+
+    # --- steps ---------------------------------------------------------------------
+
+    def _start_heads(self, now: float, started: list[Execute]) -> Job | None:
+        """Start queue heads while they fit now; reserve for the first that does not."""
+        head = self.queue.head(now)
+        while head is not None:
+            duration = self.estimate(head)
+            fit = self.profile.first_fit(head.res, duration, now)
+            if not fit.now:
+                self.profile.reserve(head.id, fit, head.res, duration)
+                self.priority = head
+                return head
+            self._start(head, fit.mask, duration, now, started)
+            head = self.queue.head(now)
+        self.priority = None
+        return None
+
+    def _full_pass(self, now: float, started: list[Execute]) -> None:
+        """Recompute the reservation, then try every other queued job in backfill order."""
+        profile = self.profile
+        if profile.nb_free == 0:
+            return
+        self._drop_reservation()
+        self._start_heads(now, started)
+        ordered = [job for job in self.queue.ordered(now) if job is not self.priority]
+        if self.backfill_order is not None:
+            key = self.backfill_order.key
+            ordered.sort(key=lambda job: key(job, self.estimate(job), now))
+        for job in ordered:
+            if profile.nb_free == 0:
+                break
+            if job.res <= profile.nb_free:
+                duration = self.estimate(job)
+                mask = profile.fits_now(job.res, duration, now)
+                if mask is not None:
+                    self._start(job, mask, duration, now, started)
+
+    def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
+        available = self.profile.nb_free
+        for job in arrived:
+            if available <= 0:
+                break
+            if job is self.priority or job.res > available or job not in self.queue:
+                continue
+            duration = self.estimate(job)
+            mask = self.profile.fits_now(job.res, duration, now)
+            if mask is not None:
+                self._start(job, mask, duration, now, started)
+                available -= job.res
+
+    # --- helpers -------------------------------------------------------------------
+
+    def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:
+        self.profile.start(job.id, now, now + duration, job.res, mask)
+        self.queue.remove(job)
+        started.append(Execute(job.id, to_procset(mask)))
+
+    def _drop_reservation(self) -> None:
+        self.profile.cancel_reservation()
+        self.priority = None

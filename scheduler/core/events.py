@@ -1,0 +1,104 @@
+"""Events into the decision core, and decisions out of it.
+
+Only ``scheduler.batsim`` turns these into JSON; the embedded simulator builds them
+directly. Times are float seconds of simulated time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from procset import ProcSet
+
+from scheduler.core.job import Job
+
+# --- events (Batsim -> scheduler) -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationBegins:
+    time: float
+    nb_resources: int
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSubmitted:
+    time: float
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class JobCompleted:
+    time: float
+    job_id: str
+    state: str  # COMPLETED_SUCCESSFULLY, COMPLETED_FAILED, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED
+
+
+@dataclass(frozen=True, slots=True)
+class JobKilled:
+    time: float
+    job_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedCall:
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class NoMoreStaticJobs:
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationEnds:
+    time: float
+
+
+Event = Union[SimulationBegins, JobSubmitted, JobCompleted, JobKilled, RequestedCall, NoMoreStaticJobs,
+              SimulationEnds]
+
+# --- decisions (scheduler -> Batsim) ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Execute:
+    job_id: str
+    alloc: ProcSet
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    job_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Kill:
+    job_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallMeLater:
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterJob:
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class SetMetadata:
+    job_id: str
+    metadata: str
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationFinished:
+    pass
+
+
+Decision = Union[Execute, Reject, Kill, CallMeLater, RegisterJob, SetMetadata, RegistrationFinished]

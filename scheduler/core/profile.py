@@ -1,0 +1,126 @@
+"""The availability profile EASY plans on, with batsched's first-fit semantics.
+
+Running jobs hold their machines from their start until their expected end (start +
+estimate), or until their completion is reported if that comes later. At most one
+future job, the reservation of the queue's priority job, holds machines over
+``[start, start + estimate)``.
+
+batsched keeps this as a list of time slices. Because every running job started in
+the past, the machines free from running jobs only grow with time, so the machines
+free over a whole window are those free at its first slice, less the reservation's
+when the window overlaps it. That lets one first-fit query cost a scan over the
+running jobs' end times plus a few mask operations, whatever the machine size.
+
+The slices batsched would have are: the first one at ``now`` (the only one whose jobs
+"start now"), then one at each distinct expected end of a running job (an end equal to
+``now`` for a job whose completion has not been reported yet), and at the
+reservation's start and end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler.core.machines import full_mask, lowest
+
+
+@dataclass(slots=True)
+class Holding:
+    """Machines held by a job over ``[start, end)``."""
+
+    job_id: str
+    start: float
+    end: float
+    res: int
+    mask: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Where first-fit put a job: at ``start`` on ``mask``; ``now`` tells if it starts now."""
+
+    start: float
+    mask: int
+    now: bool
+
+
+class AvailabilityProfile:
+    """Machine availability over time on a homogeneous platform of ``nb_machines``."""
+
+    def __init__(self, nb_machines: int) -> None:
+        self.nb_machines = nb_machines
+        self.free_mask = full_mask(nb_machines)  # machines no running job holds
+        self.nb_free = nb_machines
+        self.running: dict[str, Holding] = {}
+        self.reservation: Holding | None = None
+
+    # --- running jobs --------------------------------------------------------------
+
+    def start(self, job_id: str, start: float, end: float, res: int, mask: int) -> None:
+        """Record that ``job_id`` runs on ``mask`` from ``start``, expected to end at ``end``."""
+        if mask & ~self.free_mask:
+            raise ValueError(f"job {job_id!r}: machines already in use")
+        self.running[job_id] = Holding(job_id, start, end, res, mask)
+        self.free_mask &= ~mask
+        self.nb_free -= res
+
+    def finish(self, job_id: str) -> Holding:
+        """Release the machines of a running job."""
+        holding = self.running.pop(job_id)
+        self.free_mask |= holding.mask
+        self.nb_free += holding.res
+        return holding
+
+    def set_expected_end(self, job_id: str, end: float) -> None:
+        self.running[job_id].end = end
+
+    # --- the reservation -----------------------------------------------------------
+
+    def reserve(self, job_id: str, fit: Fit, res: int, duration: float) -> None:
+        self.reservation = Holding(job_id, fit.start, fit.start + duration, res, fit.mask)
+
+    def cancel_reservation(self) -> None:
+        self.reservation = None
+
+    # --- first fit -----------------------------------------------------------------
+
+    def fits_now(self, res: int, duration: float, now: float) -> int | None:
+        """The machines a job of ``res`` machines and ``duration`` gets if it starts now, else None."""
+        if res > self.nb_free:
+            return None
+        available = self.free_mask
+        resv = self.reservation
+        if resv is not None and resv.start < now + duration:
+            available &= ~resv.mask
+            if available.bit_count() < res:
+                return None
+        return lowest(available, res)
+
+    def first_fit(self, res: int, duration: float, now: float) -> Fit | None:
+        """The earliest slice at which ``res`` machines stay free for ``duration``.
+
+        Returns None only when the job is larger than the machine.
+        """
+        if res > self.nb_machines:
+            return None
+        mask = self.fits_now(res, duration, now)
+        if mask is not None:
+            return Fit(now, mask, True)
+        resv = self.reservation
+        # Slice starts after the first one, with the machines running jobs free there.
+        ends: dict[float, int] = {}
+        for holding in self.running.values():
+            end = holding.end if holding.end > now else now
+            ends[end] = ends.get(end, 0) | holding.mask
+        starts = sorted(ends)
+        if resv is not None:
+            starts = sorted(set(starts) | {resv.start, resv.end})
+        available = self.free_mask
+        for start in starts:
+            available |= ends.get(start, 0)
+            candidate = available
+            if resv is not None and resv.start < start + duration and start < resv.end:
+                candidate &= ~resv.mask
+            if candidate.bit_count() >= res:
+                return Fit(start, lowest(candidate, res), False)
+        raise AssertionError("unreachable: every machine is free after the last end")

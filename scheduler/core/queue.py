@@ -1,0 +1,90 @@
+"""The waiting queue: starving jobs first (oldest first), then jobs by rank and policy."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+
+from scheduler.core.job import Job
+from scheduler.core.policies import Policy
+
+
+class JobQueue:
+    """Waiting jobs in scheduling order.
+
+    A job's position is ``(rank, policy key)``: rank 0 jobs (for instance Q_small) come
+    before rank 1 jobs (Q). A job that has waited longer than ``starvation_threshold``
+    seconds moves to the head of the queue, ahead of every rank, oldest first.
+
+    Static policies keep a sorted list; dynamic ones (WFP) are re-sorted at each read.
+    """
+
+    def __init__(self, policy: Policy, starvation_threshold: float | None = None) -> None:
+        self.policy = policy
+        self.starvation_threshold = starvation_threshold
+        self._entries: list[tuple] = []  # (rank, key, job) for static policies
+        self._rank_estimate: dict[str, tuple[int, float]] = {}
+        self._jobs: dict[str, Job] = {}  # insertion order = arrival order
+        self._by_submission: list[tuple[float, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def __contains__(self, job: Job) -> bool:
+        return job.id in self._jobs
+
+    def __iter__(self):
+        return iter(self._jobs.values())
+
+    def push(self, job: Job, estimate: float, rank: int = 1, now: float = 0.0) -> None:
+        self._jobs[job.id] = job
+        self._rank_estimate[job.id] = (rank, estimate)
+        if self.starvation_threshold is not None:
+            insort(self._by_submission, (job.subtime, job.id))
+        if not self.policy.dynamic:
+            insort(self._entries, (rank, self.policy.key(job, estimate, now), job.id))
+
+    def remove(self, job: Job) -> None:
+        del self._jobs[job.id]
+        rank, estimate = self._rank_estimate.pop(job.id)
+        if self.starvation_threshold is not None:
+            del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
+        if not self.policy.dynamic:
+            entry = (rank, self.policy.key(job, estimate, 0.0), job.id)
+            del self._entries[bisect_left(self._entries, entry)]
+
+    def ordered(self, now: float) -> list[Job]:
+        """The jobs in scheduling order at time ``now``."""
+        jobs = self._jobs
+        if self.policy.dynamic:
+            key = self.policy.key
+            rank_estimate = self._rank_estimate
+            ordered = sorted(
+                jobs.values(),
+                key=lambda j: (rank_estimate[j.id][0], key(j, rank_estimate[j.id][1], now)),
+            )
+        else:
+            ordered = [jobs[job_id] for _, _, job_id in self._entries]
+        starving = self._starving(now)
+        if not starving:
+            return ordered
+        starving_ids = {job.id for job in starving}
+        return starving + [job for job in ordered if job.id not in starving_ids]
+
+    def head(self, now: float) -> Job | None:
+        """The first job in scheduling order, or None when the queue is empty."""
+        if not self._jobs:
+            return None
+        starving = self._starving(now, limit=1)
+        if starving:
+            return starving[0]
+        if self.policy.dynamic:
+            return self.ordered(now)[0]
+        return self._jobs[self._entries[0][2]]
+
+    def _starving(self, now: float, limit: int | None = None) -> list[Job]:
+        if self.starvation_threshold is None or not self._by_submission:
+            return []
+        cutoff = bisect_left(self._by_submission, (now - self.starvation_threshold,))
+        if limit is not None:
+            cutoff = min(cutoff, limit)
+        return [self._jobs[job_id] for _, job_id in self._by_submission[:cutoff]]

@@ -1,0 +1,25 @@
+"""One exception type per layer. Messages name the input (file, line, message, field)."""
+
+
+class SchedulerError(Exception):
+    """Base class: the CLI prints these as one line, without a traceback, and exits non-zero."""
+
+
+class WorkloadError(SchedulerError):
+    """A trace or workload file is missing, malformed or inconsistent."""
+
+
+class PlatformError(SchedulerError):
+    """A SimGrid platform file is missing or malformed."""
+
+
+class ConfigError(SchedulerError):
+    """A scheduling option or configuration file is invalid."""
+
+
+class ProtocolError(SchedulerError):
+    """A Batsim message breaks the protocol."""
+
+
+class SimulationError(SchedulerError):
+    """A decision cannot be applied (impossible allocation, unknown job, ...)."""
