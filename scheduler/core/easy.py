@@ -22,7 +22,6 @@ from typing import Callable
 
 from scheduler.core.events import Execute
 from scheduler.core.job import Job
-from scheduler.core.machines import to_procset
 from scheduler.core.policies import Policy
 from scheduler.core.profile import AvailabilityProfile
 from scheduler.core.queue import JobQueue
@@ -115,7 +114,7 @@ class EasyBackfilling:
     def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:
         self.profile.start(job.id, now, now + duration, job.res, mask)
         self.queue.remove(job)
-        started.append(Execute(job.id, to_procset(mask)))
+        started.append(Execute(job.id, mask))
 
     def _drop_reservation(self) -> None:
         self.profile.cancel_reservation()

@@ -12,6 +12,7 @@ from typing import Any, Union
 from procset import ProcSet
 
 from scheduler.core.job import Job
+from scheduler.core.machines import from_procset, to_procset
 
 # --- events (Batsim -> scheduler) -------------------------------------------------
 
@@ -65,8 +66,18 @@ Event = Union[SimulationBegins, JobSubmitted, JobCompleted, JobKilled, Requested
 
 @dataclass(frozen=True, slots=True)
 class Execute:
+    """Run ``job_id`` on the machines of bit mask ``machines`` (bit i = machine i)."""
+
     job_id: str
-    alloc: ProcSet
+    machines: int
+
+    @property
+    def alloc(self) -> ProcSet:
+        return to_procset(self.machines)
+
+    @classmethod
+    def on(cls, job_id: str, alloc: ProcSet) -> "Execute":
+        return cls(job_id, from_procset(alloc))
 
 
 @dataclass(frozen=True, slots=True)

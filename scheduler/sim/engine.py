@@ -2,21 +2,25 @@
 
 The engine owns the simulated clock and the machines. It delivers events to a decision
 process in Batsim messages (``decide(now, events) -> decisions``) and applies the
-decisions with Batsim's rules:
+decisions with Batsim's rules, on a platform whose links add no latency:
 
-- jobs are submitted at their ``subtime``; submissions at the same time come together;
-- a job runs for its profile's delay, unless it reaches its walltime first: a job whose
-  runtime is greater than or equal to its walltime ends at the walltime as
-  ``COMPLETED_WALLTIME_REACHED`` (Batsim's test is strict);
-- KILL_JOB is answered, in the next message, by JOB_COMPLETED(COMPLETED_KILLED) then
-  JOB_KILLED with the job's progress;
-- CALL_ME_LATER produces a REQUESTED_CALL at the requested time;
-- REGISTER_JOB submits a new job at once (dynamic jobs must be enabled);
-- the simulation ends (SIMULATION_ENDS) once every static job was submitted, every job
-  is finished, no kill or call is pending and, with dynamic jobs, registration is over.
+- static jobs are submitted in ``(subtime, "w0!id")`` order, ids compared as strings;
+  jobs with the same subtime come in one message;
+- independent events due at the same instant (job ends, submissions, requested calls)
+  share one message, in the order their timers were armed: a job's end is armed when it
+  starts, the submitter's next wake-up when it delivers a group, a call when requested;
+- what the server itself causes comes in the next message, at the same instant:
+  NOTIFY ``no_more_static_job_to_submit``, the answer to KILL_JOB (JOB_COMPLETED with
+  ``COMPLETED_KILLED``, then JOB_KILLED) and the JOB_SUBMITTED echo of REGISTER_JOB;
+- a delay job runs for its delay unless that reaches its walltime: with
+  ``delay >= walltime`` (Batsim's strict test) it ends at the walltime as
+  ``COMPLETED_WALLTIME_REACHED``; walltime -1 means no limit;
+- CALL_ME_LATER must be strictly in the future; each one gives a REQUESTED_CALL;
+- SIMULATION_ENDS comes alone, once every static job was submitted, every job finished,
+  no call is pending and, with dynamic jobs, registration is finished.
 
-Every decision is validated; an impossible one raises :class:`SimulationError` naming
-the job.
+Every decision is validated: an impossible one raises :class:`SimulationError` naming
+the job, where real Batsim would abort.
 """
 
 from __future__ import annotations
@@ -47,14 +51,11 @@ from scheduler.core.events import (
     SimulationEnds,
 )
 from scheduler.core.job import Job
-from scheduler.core.machines import from_procset, full_mask
+from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
 from scheduler.workloads.model import Workload
 
 DecideFunction = Callable[[float, Sequence[Event]], Sequence[Decision]]
-
-# Kinds of timed events, in the order Batsim puts same-time events in one message.
-_COMPLETION, _SUBMISSION, _CALL = 0, 1, 2
 
 SUCCESS, WALLTIME, KILLED, REJECTED = (
     "COMPLETED_SUCCESSFULLY",
@@ -62,6 +63,15 @@ SUCCESS, WALLTIME, KILLED, REJECTED = (
     "COMPLETED_KILLED",
     "REJECTED",
 )
+_RUNNING = "RUNNING"
+_END, _SUBMIT, _CALL = "end", "submit", "call"
+
+#: The columns of Batsim's ``_jobs.csv``, in order.
+JOB_COLUMNS = [
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources", "requested_time",
+    "success", "final_state", "starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
+    "stretch", "allocated_resources", "consumed_energy", "metadata",
+]
 
 
 @dataclass(slots=True)
@@ -72,10 +82,11 @@ class _SimJob:
     runtime: float
     start: float = math.nan
     finish: float = math.nan
-    state: str = ""  # "", "running", or a final state
+    state: str = ""  # "" (waiting), RUNNING, or a final state
     mask: int = 0
-    alloc: str = ""
     metadata: str = ""
+    submitted: bool = False
+    kill_requested: bool = False
 
 
 @dataclass
@@ -109,13 +120,12 @@ class BatsimEngine:
         self.options = options or SimulationOptions()
         self.free = full_mask(self.nb_machines)
         self.jobs: dict[str, _SimJob] = {}
-        self.finished_order: list[str] = []
-        self._timers: list[tuple] = []  # (time, kind, seq, payload)
-        self._seq = 0
-        self._pending_kills: list[str] = []
-        self._pending_submissions: list[str] = []
-        self._nb_running = 0
-        self._static_left = 0
+        self.rows: list[str] = []  # job ids, in the order their _jobs.csv rows are written
+        self._timers: list[tuple] = []  # (time, arming order, kind, payload)
+        self._armed = 0
+        self._next_wave: list[Callable[[float], list[Event]]] = []
+        self._static: list[str] = []  # static job ids in submission order
+        self._static_next = 0
         self._calls_pending = 0
         self._registration_finished = False
         self._load_static_jobs()
@@ -136,17 +146,18 @@ class BatsimEngine:
             fields = {c: values[i] for c, values in zip(extra, extras) if not _is_missing(values[i])}
             job = Job(full_id, float(subtime), int(res), float(walltime), str(profile), float(runtime), fields)
             self.jobs[full_id] = _SimJob(job, float(runtime))
-            self._push(float(subtime), _SUBMISSION, full_id)
-        self._static_left = len(ids)
+        self._static = sorted(self.jobs, key=lambda job_id: (self.jobs[job_id].job.subtime, job_id))
+        if self._static:
+            self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
 
-    def _push(self, time: float, kind: int, payload: object) -> None:
-        self._seq += 1
-        heapq.heappush(self._timers, (time, kind, self._seq, payload))
+    def _arm(self, time: float, kind: str, payload: object) -> None:
+        self._armed += 1
+        heapq.heappush(self._timers, (time, self._armed, kind, payload))
 
     # --- main loop -----------------------------------------------------------------
 
     def run(self, decide: DecideFunction, progress: Callable[[int], None] | None = None) -> SimulationResult:
-        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told of each finished job."""
+        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told of each batch of finished jobs."""
         now = 0.0
         config = {
             "dynamic-jobs-enabled": self.options.enable_dynamic_jobs,
@@ -156,71 +167,61 @@ class BatsimEngine:
             "sched-config": self.options.sched_config,
             "forward-unknown-events": False,
         }
-        messages = 1
         self._apply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
+        messages = 1
         while True:
             events, now = self._next_message(now)
             if not events:
                 break
-            finished_before = len(self.finished_order)
+            written = len(self.rows)
             self._apply(now, decide(now, events))
             messages += 1
-            if progress is not None and len(self.finished_order) > finished_before:
-                progress(len(self.finished_order) - finished_before)
+            if progress is not None and len(self.rows) > written:
+                progress(len(self.rows) - written)
         decide(now, [SimulationEnds(now)])
-        messages += 1
-        unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", "running")]
-        return SimulationResult(self._jobs_table(), self.nb_machines, now, messages, unfinished)
+        unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", _RUNNING)]
+        return SimulationResult(self._jobs_table(), self.nb_machines, now, messages + 1, unfinished)
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
-        """The events of the next Batsim message, and its time; no events at the end."""
-        events: list[Event] = []
-        if self._pending_kills:
-            killed = self._pending_kills
-            self._pending_kills = []
-            progress = {}
-            for job_id in killed:
-                sim = self.jobs[job_id]
-                if sim.state == "running":
-                    self._finish(job_id, now, KILLED)
-                    events.append(JobCompleted(now, job_id, KILLED))
-                    progress[job_id] = sim
-            events.append(JobKilled(now, tuple(killed)))
-            return events, now
-        if self._pending_submissions:
-            for job_id in self._pending_submissions:
-                events.append(JobSubmitted(now, self.jobs[job_id].job))
-            self._pending_submissions = []
-            return events, now
-        if not self._timers:
-            if self.options.enable_dynamic_jobs and not self._registration_finished:
-                raise SimulationError(
-                    "dynamic jobs are enabled but the scheduler never sent NOTIFY registration_finished: "
-                    "Batsim would wait forever"
-                )
-            return events, now
-        time = self._timers[0][0]
-        completions, submissions, calls = [], [], 0
-        while self._timers and self._timers[0][0] == time:
-            _, kind, _, payload = heapq.heappop(self._timers)
-            if kind == _COMPLETION:
-                job_id, state = payload
-                if self.jobs[job_id].state == "running":  # not killed meanwhile
-                    completions.append(JobCompleted(time, job_id, state))
-                    self._finish(job_id, time, state)
-            elif kind == _SUBMISSION:
-                submissions.append(JobSubmitted(time, self.jobs[payload].job))
-                self._static_left -= 1
-            else:
-                calls += 1
-        if calls:
-            self._calls_pending -= calls
-        events = [*completions, *submissions, *(RequestedCall(time) for _ in range(calls))]
-        if submissions and self._static_left == 0:
-            events.append(NoMoreStaticJobs(time))
-        if not events:  # only stale timers (completions of killed jobs): look further
-            return self._next_message(time)
-        return events, time
+        """The events of the next Batsim message and its time; no events once the simulation ends."""
+        if self._next_wave:
+            wave, self._next_wave = self._next_wave, []
+            return [event for produce in wave for event in produce(now)], now
+        while self._timers:
+            time = self._timers[0][0]
+            events: list[Event] = []
+            while self._timers and self._timers[0][0] == time:
+                _, _, kind, payload = heapq.heappop(self._timers)
+                if kind == _END:
+                    job_id, state = payload
+                    if self.jobs[job_id].state == _RUNNING:  # else it was killed before
+                        self._finish(job_id, time, state)
+                        events.append(JobCompleted(time, job_id, state))
+                elif kind == _SUBMIT:
+                    events.extend(self._submit_static_group(time))
+                else:
+                    self._calls_pending -= 1
+                    events.append(RequestedCall(time))
+            if events:
+                return events, time
+        if self.options.enable_dynamic_jobs and not self._registration_finished:
+            raise SimulationError("dynamic jobs are enabled but the scheduler never sent NOTIFY "
+                                  "registration_finished: Batsim would wait forever")
+        return [], now
+
+    def _submit_static_group(self, time: float) -> list[Event]:
+        events = []
+        while self._static_next < len(self._static):
+            sim = self.jobs[self._static[self._static_next]]
+            if sim.job.subtime > time:
+                self._arm(sim.job.subtime, _SUBMIT, None)
+                break
+            sim.submitted = True
+            events.append(JobSubmitted(time, sim.job))
+            self._static_next += 1
+        else:
+            self._next_wave.append(lambda now: [NoMoreStaticJobs(now)])
+        return events
 
     # --- decisions -----------------------------------------------------------------
 
@@ -229,15 +230,20 @@ class BatsimEngine:
             if isinstance(decision, Execute):
                 self._execute(now, decision)
             elif isinstance(decision, Reject):
-                self._reject(now, decision.job_id)
+                self._reject(decision.job_id)
             elif isinstance(decision, Kill):
                 self._kill(decision.job_ids)
             elif isinstance(decision, CallMeLater):
+                if not decision.time > now:
+                    raise SimulationError(f"CALL_ME_LATER at {decision.time:g} is not after now ({now:g}): "
+                                          "Batsim aborts ('You asked to be awaken in the past')")
                 self._calls_pending += 1
-                self._push(max(decision.time, now), _CALL, None)
+                self._arm(decision.time, _CALL, None)
             elif isinstance(decision, RegisterJob):
-                self._register(now, decision.job)
+                self._register(decision.job)
             elif isinstance(decision, SetMetadata):
+                if '"' in decision.metadata:
+                    raise SimulationError(f"SET_JOB_METADATA {decision.job_id!r}: metadata may not contain '\"'")
                 self._known(decision.job_id, "SET_JOB_METADATA").metadata = decision.metadata
             elif isinstance(decision, RegistrationFinished):
                 self._registration_finished = True
@@ -254,90 +260,100 @@ class BatsimEngine:
         sim = self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
-            raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is already {sim.state.lower()}")
-        if now < job.subtime:
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
+        if not sim.submitted:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is not submitted yet")
-        alloc = decision.alloc
-        if len(alloc) != job.res:
-            raise SimulationError(
-                f"EXECUTE_JOB: job {job.id!r} requests {job.res} machines, allocation '{alloc}' has {len(alloc)}"
-            )
-        mask = from_procset(alloc)
+        mask = decision.machines
+        if mask.bit_count() != job.res:
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r} requests {job.res} machines, "
+                                  f"allocation '{decision.alloc}' has {mask.bit_count()}")
         if mask >> self.nb_machines:
-            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: allocation '{alloc}' exceeds the "
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: allocation '{decision.alloc}' exceeds the "
                                   f"{self.nb_machines} machines")
         if mask & ~self.free:
-            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: machines of '{alloc}' are busy")
+            raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: machines of '{decision.alloc}' are busy")
         self.free &= ~mask
-        sim.mask, sim.alloc, sim.start, sim.state = mask, str(alloc), now, "running"
-        self._nb_running += 1
-        walltime = job.walltime
-        if walltime > 0 and sim.runtime >= walltime:
-            self._push(now + walltime, _COMPLETION, (job.id, WALLTIME))
+        sim.mask, sim.start, sim.state = mask, now, _RUNNING
+        if 0 < job.walltime <= sim.runtime:
+            self._arm(now + job.walltime, _END, (job.id, WALLTIME))
         else:
-            self._push(now + sim.runtime, _COMPLETION, (job.id, SUCCESS))
+            self._arm(now + sim.runtime, _END, (job.id, SUCCESS))
 
-    def _reject(self, now: float, job_id: str) -> None:
+    def _reject(self, job_id: str) -> None:
         sim = self._known(job_id, "REJECT_JOB")
         if sim.state:
-            raise SimulationError(f"REJECT_JOB: job {job_id!r} is {sim.state.lower()}, not waiting")
-        sim.state, sim.start, sim.finish = REJECTED, math.nan, now
-        self.finished_order.append(job_id)
+            raise SimulationError(f"REJECT_JOB: job {job_id!r} is {sim.state}, not waiting")
+        sim.state = REJECTED
+        self.rows.append(job_id)
 
     def _kill(self, job_ids: Sequence[str]) -> None:
+        kept = []
         for job_id in job_ids:
             sim = self._known(job_id, "KILL_JOB")
-            if not sim.state:
-                raise SimulationError(f"KILL_JOB: job {job_id!r} has not started")
-        self._pending_kills.extend(job_ids)
+            if sim.kill_requested:
+                continue  # Batsim drops repeated kills silently
+            if sim.state != _RUNNING:
+                raise SimulationError(f"KILL_JOB: job {job_id!r} is "
+                                      f"{'waiting' if not sim.state else sim.state}, not running")
+            sim.kill_requested = True
+            kept.append(job_id)
+        if kept:
+            self._next_wave.append(lambda now: self._kill_now(now, kept))
 
-    def _register(self, now: float, job: Job) -> None:
+    def _kill_now(self, now: float, job_ids: list[str]) -> list[Event]:
+        events: list[Event] = []
+        for job_id in job_ids:
+            if self.jobs[job_id].state == _RUNNING:
+                self._finish(job_id, now, KILLED)
+                events.append(JobCompleted(now, job_id, KILLED))
+        events.append(JobKilled(now, tuple(job_ids)))
+        return events
+
+    def _register(self, job: Job) -> None:
+        what = f"REGISTER_JOB {job.id!r}"
         if not self.options.enable_dynamic_jobs:
-            raise SimulationError(f"REGISTER_JOB {job.id!r}: dynamic jobs are disabled (--enable-dynamic-jobs)")
+            raise SimulationError(f"{what}: dynamic jobs are disabled (Batsim needs --enable-dynamic-jobs)")
         if self._registration_finished:
-            raise SimulationError(f"REGISTER_JOB {job.id!r}: registration is already finished")
+            raise SimulationError(f"{what}: registration is already finished")
+        if job.id.count("!") != 1:
+            raise SimulationError(f"{what}: a job id must be 'workload!name'")
         if job.id in self.jobs:
-            raise SimulationError(f"REGISTER_JOB: job {job.id!r} already exists")
+            raise SimulationError(f"{what}: the job already exists (Batsim aborts on duplicate ids)")
         if job.runtime is None:
-            raise SimulationError(f"REGISTER_JOB {job.id!r}: profile {job.profile!r} has no known delay")
-        registered = Job(job.id, now, job.res, job.walltime, job.profile, job.runtime, dict(job.extras))
-        self.jobs[job.id] = _SimJob(registered, float(job.runtime))
+            raise SimulationError(f"{what}: profile {job.profile!r} has no known delay")
+        sim = _SimJob(Job(job.id, job.subtime, job.res, job.walltime, job.profile, job.runtime, dict(job.extras)),
+                      float(job.runtime), submitted=True)  # Batsim submits it while parsing the reply
+        self.jobs[job.id] = sim
         if self.options.acknowledge_dynamic_jobs:
-            self._pending_submissions.append(job.id)
+            self._next_wave.append(lambda now: [JobSubmitted(now, sim.job)])
 
     def _finish(self, job_id: str, time: float, state: str) -> None:
         sim = self.jobs[job_id]
         sim.state, sim.finish = state, time
         self.free |= sim.mask
-        self._nb_running -= 1
-        self.finished_order.append(job_id)
+        self.rows.append(job_id)
 
     # --- output --------------------------------------------------------------------
 
     def _jobs_table(self) -> pd.DataFrame:
+        """One row per job, in the order Batsim writes them; rejected jobs have no times."""
         rows = []
-        for job_id in self.finished_order:
+        for job_id in self.rows:
             sim = self.jobs[job_id]
             job = sim.job
             workload, _, local_id = job.id.partition("!")
-            rejected = sim.state == REJECTED
-            start = 0.0 if rejected else sim.start
-            execution = 0.0 if rejected else sim.finish - sim.start
-            waiting = start - job.subtime if not rejected else 0.0
-            turnaround = sim.finish - job.subtime if not rejected else 0.0
-            rows.append((
-                local_id, workload, job.profile, job.subtime, job.res, job.walltime,
-                int(sim.state == SUCCESS), sim.state, start, execution, sim.finish, waiting, turnaround,
-                turnaround / execution if execution > 0 else math.nan, sim.alloc, -1.0, sim.metadata,
-            ))
+            if sim.state == REJECTED:
+                times = (math.nan,) * 6
+                alloc = ""
+            else:
+                runtime = max(sim.finish - sim.start, 1e-5)  # Batsim records a null runtime as 1e-5
+                turnaround = sim.start + runtime - job.subtime
+                times = (sim.start, runtime, sim.start + runtime, sim.start - job.subtime, turnaround,
+                         turnaround / runtime)
+                alloc = to_interval_string(sim.mask)
+            rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
+                         int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
         return pd.DataFrame(rows, columns=JOB_COLUMNS)
-
-
-JOB_COLUMNS = [
-    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources", "requested_time",
-    "success", "final_state", "starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
-    "stretch", "allocated_resources", "consumed_energy", "metadata",
-]
 
 
 def _is_missing(value: object) -> bool:

@@ -1,0 +1,35 @@
+"""Scheduling options shared by ``simulate``, ``serve`` and ``batsim-peer``'s callers."""
+
+from __future__ import annotations
+
+import argparse
+
+from scheduler.config import SchedulerConfig
+from scheduler.core.policies import BATSCHED_ALIASES, POLICIES
+from scheduler.knowledge import ESTIMATES
+
+
+def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scheduling")
+    policies = ", ".join(list(POLICIES) + [a for a in BATSCHED_ALIASES if a not in POLICIES])
+    group.add_argument("--policy", "-o", "--queue_order", dest="policy", metavar="NAME",
+                       help=f"queue order: {policies} (default fcfs)")
+    group.add_argument("--backfill-order", metavar="NAME", help="backfilling order (default: the queue order)")
+    group.add_argument("--estimates", choices=sorted(ESTIMATES), help="runtime knowledge (default requested)")
+    group.add_argument("--starvation-threshold", type=float, metavar="S",
+                       help="seconds of waiting after which a job moves to the head of the queue (default: off)")
+    group.add_argument("--seed", type=int, help="random seed (default 0)")
+    group.add_argument("--config", metavar="FILE", help="JSON file of scheduling options; flags override it")
+
+
+def config_from_args(args: argparse.Namespace) -> SchedulerConfig:
+    """The config of a file (if any) with the command-line flags applied on top."""
+    config = SchedulerConfig.from_file(args.config) if args.config else SchedulerConfig()
+    overrides = {
+        "policy": args.policy,
+        "backfill_order": args.backfill_order,
+        "estimates": args.estimates,
+        "starvation_threshold": args.starvation_threshold,
+        "seed": args.seed,
+    }
+    return config.merged(overrides, "command-line options")

@@ -1,0 +1,191 @@
+"""A seeded synthetic workload with users, habits, and daily and weekly rhythms.
+
+The model (inspired by Lublin & Feitelson 2003, with users added so that per-user
+runtime prediction and classification have something to learn):
+
+- **Users.** Each user has an activity weight (lognormal: a few heavy users, many light
+  ones), one or more *applications*, an over-estimation factor ``f`` (``1 + lognormal``,
+  median about 2.5) and, with probability 1/4, only serial jobs.
+- **Applications.** Each has a typical runtime (log10-normal around 10 minutes, so many
+  short jobs and a long tail up to ``max_runtime``), a spread ``sigma`` (0.3 to 1.0 in
+  log space) and a size: a power of two around the user's habit, sometimes not a power
+  of two.
+- **Sessions.** Jobs arrive in sessions: a user picks one of their applications and
+  submits a geometric number of jobs (mean 4), about 90 s apart. Session starts follow
+  a Poisson process whose rate follows an hourly profile (busy 9:00-18:00, quiet at
+  night) and a weekly one (weekends at 40%). Time 0 is a Monday, 00:00.
+- **Runtimes.** ``typical * lognormal(0, sigma)``; 8% of jobs crash within a minute.
+  The non-crashed runtimes are then scaled so that the offered load (work / (nb_res x
+  duration)) is ``load``, and rounded to whole seconds in [1, max_runtime].
+- **Requested times.** Per session, the user requests ``typical * e^sigma * f``, rounded
+  up to a "round" duration (5 min, 10 min, 15 min, 30 min, 1 h, 2 h, ...), capped at
+  ``max_runtime``. Jobs that run longer are killed at their request (runtime =
+  walltime), as in real traces, so p ≤ p̃ always holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scheduler.errors import WorkloadError
+from scheduler.workloads.batsim_json import delay_profile_names
+from scheduler.workloads.model import Workload
+
+DAY = 86_400
+WEEK = 7 * DAY
+#: Relative arrival rate for each hour of the day (0:00 to 23:00).
+HOURLY = np.array([0.30, 0.22, 0.18, 0.15, 0.15, 0.18, 0.30, 0.55, 0.90, 1.20, 1.35, 1.40,
+                   1.25, 1.35, 1.45, 1.40, 1.30, 1.10, 0.85, 0.70, 0.62, 0.55, 0.45, 0.38])
+#: Relative arrival rate for each day of the week (Monday to Sunday).
+WEEKLY = np.array([1.0, 1.0, 1.0, 1.0, 0.95, 0.45, 0.35])
+#: The "round" durations users request, in seconds.
+REQUEST_STEPS = np.array([5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480, 600, 720,
+                          960, 1440, 2160, 2880, 4320, 5760, 10080]) * 60.0
+CRASH_PROBABILITY = 0.08
+MEAN_SESSION_JOBS = 4
+MEAN_SESSION_GAP = 90.0
+
+
+def generate(n_jobs: int = 3000, weeks: float = 4, nb_res: int = 128, *, seed: int = 0,
+             n_users: int | None = None, load: float = 0.7,
+             max_runtime: float = 48 * 3600) -> Workload:
+    """Generate a synthetic workload (see the module docstring for the model).
+
+    Parameters
+    ----------
+    n_jobs : number of jobs.
+    weeks : duration of the submission period, in weeks.
+    nb_res : machine size (processors).
+    seed : seed of the ``numpy.random.Generator``; the same seed gives the same workload.
+    n_users : number of users (default: about the square root of ``n_jobs``).
+    load : offered load, total work / (nb_res x duration).
+    max_runtime : the machine's runtime limit (largest request), in seconds.
+    """
+    if n_jobs <= 0 or weeks <= 0 or nb_res <= 0 or not 0 < load or max_runtime < 600:
+        raise WorkloadError("generate: n_jobs, weeks, nb_res and load must be positive, "
+                            "and max_runtime at least 600 s")
+    rng = np.random.default_rng(seed)
+    horizon = weeks * WEEK
+    n_users = n_users or int(np.clip(round(np.sqrt(n_jobs)), 4, 200))
+
+    users = _users(rng, n_users, nb_res)
+    apps = _applications(rng, users, nb_res, max_runtime)
+    sessions = _sessions(rng, users, apps, n_jobs, horizon)
+    jobs = _jobs(rng, apps, sessions, n_jobs)
+
+    crashed = rng.random(n_jobs) < CRASH_PROBABILITY
+    runtime = np.where(crashed, rng.uniform(1, 60, n_jobs), jobs["runtime"])
+    runtime, scale = _scale_to_load(runtime, crashed, jobs["res"], load * nb_res * horizon, max_runtime)
+    request = _requests(apps["typical"][sessions["app"]] * scale, apps["sigma"][sessions["app"]],
+                        users["factor"][apps["user"][sessions["app"]]], rng, max_runtime)
+    walltime = request[jobs["session"]]
+    runtime = np.minimum(runtime, walltime)
+
+    order = np.argsort(jobs["subtime"], kind="stable")
+    table = pd.DataFrame({
+        "id": np.arange(1, n_jobs + 1).astype(str),
+        "subtime": np.floor(jobs["subtime"][order]),
+        "res": jobs["res"][order],
+        "walltime": walltime[order],
+        "runtime": runtime[order],
+    })
+    table["subtime"] -= table["subtime"].iloc[0]
+    table["profile"] = delay_profile_names(table["runtime"])
+    table["user"] = apps["user"][jobs["app"][order]] + 1
+    table["executable"] = jobs["app"][order] + 1
+    header = {"Generator": "scheduler.workloads.synthetic", "Seed": seed, "MaxProcs": nb_res,
+              "Weeks": weeks, "Load": load, "Users": n_users}
+    source = f"synthetic(n_jobs={n_jobs}, weeks={weeks}, nb_res={nb_res}, seed={seed}, load={load})"
+    return Workload(jobs=table, nb_res=nb_res, name="w0", source=source, header=header)
+
+
+def arrival_rate(t: np.ndarray) -> np.ndarray:
+    """Relative arrival rate at times ``t`` (seconds since Monday 00:00)."""
+    t = np.asarray(t, dtype=float)
+    hour = ((t % DAY) // 3600).astype(int)
+    day = ((t % WEEK) // DAY).astype(int)
+    return HOURLY[hour] * WEEKLY[day]
+
+
+def _users(rng: np.random.Generator, n: int, nb_res: int) -> dict[str, np.ndarray]:
+    max_log2 = np.log2(nb_res)
+    return {
+        "activity": rng.lognormal(0.0, 1.2, n),
+        "factor": 1 + rng.lognormal(np.log(1.5), 0.9, n),
+        "serial": rng.random(n) < 0.25,
+        "size_log2": rng.uniform(0, max(max_log2 - 1, 0), n),
+        "apps": 1 + rng.poisson(1.0, n),
+    }
+
+
+def _applications(rng: np.random.Generator, users: dict, nb_res: int,
+                  max_runtime: float) -> dict[str, np.ndarray]:
+    user = np.repeat(np.arange(len(users["apps"])), users["apps"])
+    n = len(user)
+    typical = 10 ** np.clip(rng.normal(np.log10(600), 0.9, n), 1.3, np.log10(max_runtime) - 0.3)
+    log2 = np.clip(np.round(rng.normal(users["size_log2"][user], 1.0)), 0, np.floor(np.log2(nb_res)))
+    size = 2 ** log2
+    odd = (rng.random(n) < 0.25) & (log2 > 0)
+    size = np.where(odd, rng.integers(size / 2 + 1, size + 1), size)
+    size = np.where(users["serial"][user], 1, size).astype(np.int64)
+    return {"user": user, "typical": typical, "sigma": rng.uniform(0.3, 1.0, n), "size": size}
+
+
+def _sessions(rng: np.random.Generator, users: dict, apps: dict, n_jobs: int,
+              horizon: float) -> dict[str, np.ndarray]:
+    sizes = rng.geometric(1 / MEAN_SESSION_JOBS, n_jobs)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_jobs) + 1]
+    sizes[-1] -= sizes.sum() - n_jobs
+    starts = _poisson_arrivals(rng, len(sizes), horizon)
+    user = rng.choice(len(users["activity"]), len(sizes), p=users["activity"] / users["activity"].sum())
+    first_app = np.concatenate(([0], np.cumsum(users["apps"])[:-1]))
+    app = first_app[user] + rng.integers(0, users["apps"][user])
+    return {"size": sizes, "start": starts, "app": app}
+
+
+def _poisson_arrivals(rng: np.random.Generator, n: int, horizon: float) -> np.ndarray:
+    """``n`` sorted times on [0, horizon) with density proportional to :func:`arrival_rate`."""
+    peak = HOURLY.max() * WEEKLY.max()
+    accepted: list[np.ndarray] = []
+    count = 0
+    while count < n:
+        candidates = rng.uniform(0, horizon, 2 * n)
+        keep = candidates[rng.random(2 * n) * peak < arrival_rate(candidates)]
+        accepted.append(keep)
+        count += len(keep)
+    return np.sort(np.concatenate(accepted)[:n])
+
+
+def _jobs(rng: np.random.Generator, apps: dict, sessions: dict, n_jobs: int) -> dict[str, np.ndarray]:
+    session = np.repeat(np.arange(len(sessions["size"])), sessions["size"])
+    app = sessions["app"][session]
+    first = np.concatenate(([0], np.cumsum(sessions["size"])[:-1]))
+    gaps = rng.exponential(MEAN_SESSION_GAP, n_jobs)
+    gaps[first] = 0.0
+    offset = np.cumsum(gaps) - np.repeat(np.cumsum(gaps)[first], sessions["size"])
+    runtime = apps["typical"][app] * rng.lognormal(0.0, apps["sigma"][app])
+    return {"session": session, "app": app, "subtime": sessions["start"][session] + offset,
+            "res": apps["size"][app], "runtime": runtime}
+
+
+def _scale_to_load(runtime: np.ndarray, crashed: np.ndarray, res: np.ndarray, target_work: float,
+                   max_runtime: float) -> tuple[np.ndarray, float]:
+    """Scale the non-crashed runtimes so that sum(res x runtime) is about ``target_work``."""
+    scale = 1.0
+    scaled = runtime
+    for _ in range(4):  # clipping at max_runtime loses work: correct a few times
+        fixed_work = (res * scaled)[crashed].sum()
+        free_work = (res * scaled)[~crashed].sum()
+        step = max(target_work - fixed_work, 0.0) / free_work if free_work else 1.0
+        scale *= step
+        scaled = np.where(crashed, runtime, np.clip(runtime * scale, 1, max_runtime))
+    return np.maximum(np.round(scaled), 1.0), scale
+
+
+def _requests(typical: np.ndarray, sigma: np.ndarray, factor: np.ndarray,
+              rng: np.random.Generator, max_runtime: float) -> np.ndarray:
+    """Per-session requests: over-estimated, rounded up to a round duration."""
+    wanted = typical * np.exp(sigma) * factor * rng.lognormal(0.0, 0.2, len(typical))
+    steps = np.append(REQUEST_STEPS[REQUEST_STEPS < max_runtime], max_runtime)
+    return steps[np.minimum(np.searchsorted(steps, wanted), len(steps) - 1)]

@@ -1,0 +1,79 @@
+from scheduler.config import SchedulerConfig
+from scheduler.core.job import Job
+from scheduler.core.policies import get_policy
+from scheduler.core.queue import JobQueue
+from scheduler.errors import ConfigError
+
+import pytest
+
+
+def job(job_id, subtime, res, walltime):
+    return Job(f"w0!{job_id}", subtime, res, walltime)
+
+
+JOBS = [job("a", 0, 4, 100), job("b", 10, 1, 1000), job("c", 20, 2, 10), job("d", 30, 8, 50)]
+
+
+def order(policy, now=100.0, jobs=JOBS, threshold=None):
+    queue = JobQueue(get_policy(policy), threshold)
+    for j in jobs:
+        queue.push(j, j.walltime, now=j.subtime)
+    return [j.id[3:] for j in queue.ordered(now)]
+
+
+def test_fcfs_orders_by_submission():
+    assert order("fcfs") == ["a", "b", "c", "d"]
+
+
+def test_spf_orders_by_estimate():
+    assert order("spf") == ["c", "d", "a", "b"]
+
+
+def test_saf_orders_by_area():
+    # areas: a 400, b 1000, c 20, d 400 -> ties broken by submission time
+    assert order("saf") == ["c", "a", "d", "b"]
+
+
+def test_sqf_orders_by_processors():
+    assert order("sqf") == ["b", "c", "a", "d"]
+
+
+def test_wfp_favours_long_waits_relative_to_estimates():
+    # (wait/p)^3 * q at t=100: a (1)^3*4=4, b (0.09)^3*1, c (8)^3*2=1024, d (1.4)^3*8=21.9
+    assert order("wfp") == ["c", "d", "a", "b"]
+    # later, ratios change: at t=1000 a=(10)^3*4=4000, c=(98)^3*2, d=(19.4)^3*8
+    assert order("wfp", now=1000.0)[0] == "c"
+
+
+def test_ties_break_by_submission_then_id():
+    same = [job("2", 5, 1, 10), job("10", 5, 1, 10), job("1", 0, 1, 10)]
+    # batsched compares ids as strings: "w0!10" < "w0!2"
+    assert order("spf", jobs=same) == ["1", "10", "2"]
+
+
+def test_starving_jobs_jump_to_the_head_oldest_first():
+    # at t=100 with a 75 s threshold, a (waited 100) and b (90) starve
+    assert order("spf", threshold=75) == ["a", "b", "c", "d"]
+    assert order("spf", threshold=85, now=100.0)[:2] == ["a", "b"]
+    assert order("spf", threshold=95, now=100.0)[:2] == ["a", "c"]
+
+
+def test_queue_remove_keeps_order():
+    queue = JobQueue(get_policy("saf"))
+    for j in JOBS:
+        queue.push(j, j.walltime)
+    queue.remove(JOBS[0])
+    assert [j.id for j in queue.ordered(0)] == ["w0!c", "w0!d", "w0!b"]
+    assert queue.head(0).id == "w0!c"
+    assert len(queue) == 3 and JOBS[0] not in queue
+
+
+def test_batsched_order_names_are_accepted():
+    assert get_policy("asc_walltime").name == "spf"
+    assert get_policy("asc_size").name == "sqf"
+    assert get_policy("FCFS").name == "fcfs"
+
+
+def test_unknown_policy_is_a_clear_error():
+    with pytest.raises(ConfigError, match="unknown policy 'nope'"):
+        SchedulerConfig(policy="nope")
