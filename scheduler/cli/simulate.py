@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.platform:
         from scheduler.platforms import read_platform
 
-        nb_machines = read_platform(args.platform).nb_hosts
+        nb_machines = read_platform(args.platform).nb_compute_hosts
     show = not args.no_progress and sys.stderr.isatty()
     with tqdm(total=len(workload), unit="job", disable=not show, file=sys.stderr, leave=False) as bar:
         result, core = simulate(workload, config, nb_machines, progress=bar.update)
