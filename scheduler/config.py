@@ -66,25 +66,27 @@ class SchedulerConfig:
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
-    @classmethod
-    def from_json(cls, text: str, source: str = "JSON options") -> "SchedulerConfig":
+    @staticmethod
+    def parse_options(text: str, source: str = "JSON options") -> dict[str, Any]:
+        """The options of a JSON object given as text."""
         try:
             options = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{source}: invalid JSON ({exc})") from None
-        return cls.from_dict(options, source)
+        if not isinstance(options, dict):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(options).__name__}")
+        return options
 
-    @classmethod
-    def from_file(cls, path: str | Path) -> "SchedulerConfig":
+    @staticmethod
+    def read_options(path: str | Path) -> dict[str, Any]:
+        """The options of a JSON config file."""
         path = Path(path)
         try:
             text = path.read_text()
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
-        return cls.from_json(text, str(path))
+        return SchedulerConfig.parse_options(text, str(path))
 
-    def merged(self, overrides: dict[str, Any], source: str = "options") -> "SchedulerConfig":
-        """A copy with ``overrides`` applied (None values are ignored)."""
-        options = self.to_dict()
-        options.update({k: v for k, v in overrides.items() if v is not None})
-        return SchedulerConfig.from_dict(options, source)
+    @classmethod
+    def from_file(cls, path: str | Path) -> "SchedulerConfig":
+        return cls.from_dict(cls.read_options(path), str(path))

@@ -19,17 +19,33 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--starvation-threshold", type=float, metavar="S",
                        help="seconds of waiting after which a job moves to the head of the queue (default: off)")
     group.add_argument("--seed", type=int, help="random seed (default 0)")
-    group.add_argument("--config", metavar="FILE", help="JSON file of scheduling options; flags override it")
+    group.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
+                       help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
+    group.add_argument("--variant_options", metavar="JSON",
+                       help="scheduling options as a JSON object (batsched's name); flags override it")
 
 
-def config_from_args(args: argparse.Namespace) -> SchedulerConfig:
-    """The config of a file (if any) with the command-line flags applied on top."""
-    config = SchedulerConfig.from_file(args.config) if args.config else SchedulerConfig()
-    overrides = {
+def option_overrides(args: argparse.Namespace) -> dict:
+    """The scheduling options given as flags (None when not given)."""
+    return {
         "policy": args.policy,
         "backfill_order": args.backfill_order,
         "estimates": args.estimates,
         "starvation_threshold": args.starvation_threshold,
         "seed": args.seed,
     }
-    return config.merged(overrides, "command-line options")
+
+
+def file_options(args: argparse.Namespace) -> dict:
+    """The scheduling options of ``--config`` FILE and ``--variant_options`` JSON (the JSON wins)."""
+    options = SchedulerConfig.read_options(args.config) if args.config else {}
+    if args.variant_options:
+        options.update(SchedulerConfig.parse_options(args.variant_options, "--variant_options"))
+    return options
+
+
+def config_from_args(args: argparse.Namespace) -> SchedulerConfig:
+    """The config of the option files (if any) with the command-line flags applied on top."""
+    options = file_options(args)
+    options.update({k: v for k, v in option_overrides(args).items() if v is not None})
+    return SchedulerConfig.from_dict(options, "scheduling options")

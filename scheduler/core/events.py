@@ -58,8 +58,25 @@ class SimulationEnds:
     time: float
 
 
+@dataclass(frozen=True, slots=True)
+class WaitingTimeQuery:
+    """QUERY ``estimate_waiting_time``: how long would ``job`` wait if submitted now?"""
+
+    time: float
+    job: Job
+
+
+@dataclass(frozen=True, slots=True)
+class Unhandled:
+    """A valid Batsim event the scheduler does not act on (it is logged and ignored)."""
+
+    time: float
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
 Event = Union[SimulationBegins, JobSubmitted, JobCompleted, JobKilled, RequestedCall, NoMoreStaticJobs,
-              SimulationEnds]
+              SimulationEnds, WaitingTimeQuery, Unhandled]
 
 # --- decisions (scheduler -> Batsim) ----------------------------------------------
 
@@ -112,4 +129,22 @@ class RegistrationFinished:
     pass
 
 
-Decision = Union[Execute, Reject, Kill, CallMeLater, RegisterJob, SetMetadata, RegistrationFinished]
+@dataclass(frozen=True, slots=True)
+class RegisterProfile:
+    """REGISTER_PROFILE: a ``delay`` profile for dynamically registered jobs."""
+
+    workload: str
+    name: str
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerWaitingTime:
+    """ANSWER to a waiting-time query: the estimated wait in seconds (-1 when unknown)."""
+
+    job_id: str
+    estimate: float
+
+
+Decision = Union[Execute, Reject, Kill, CallMeLater, RegisterJob, SetMetadata, RegistrationFinished,
+                 RegisterProfile, AnswerWaitingTime]

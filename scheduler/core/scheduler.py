@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from typing import Iterable
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.easy import EasyBackfilling
 from scheduler.core.events import (
+    AnswerWaitingTime,
     Decision,
     Event,
     JobCompleted,
@@ -18,6 +20,8 @@ from scheduler.core.events import (
     RequestedCall,
     SimulationBegins,
     SimulationEnds,
+    Unhandled,
+    WaitingTimeQuery,
 )
 from scheduler.core.job import Job
 from scheduler.core.policies import get_policy
@@ -27,6 +31,8 @@ from scheduler.knowledge import get_estimates
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
+
+log = logging.getLogger(__name__)
 
 
 class DecisionCore:
@@ -70,6 +76,10 @@ class DecisionCore:
                 self.ended = True
             elif isinstance(event, RequestedCall):
                 pass
+            elif isinstance(event, WaitingTimeQuery):
+                decisions.append(AnswerWaitingTime(event.job.id, self.estimate_waiting_time(event.job, now)))
+            elif isinstance(event, Unhandled):
+                log.info("ignoring %s event at %g: %s", event.type, event.time, event.data)
             else:
                 raise SimulationError(f"unsupported event {type(event).__name__}")
         if self.easy is not None and not self.ended:
@@ -131,6 +141,15 @@ class DecisionCore:
         if estimate is None:
             raise SimulationError(f"job {job.id!r}: no runtime estimate")
         return estimate
+
+    def estimate_waiting_time(self, job: Job, now: float) -> float:
+        """How long ``job`` would wait if submitted now: EASY's earliest start for it given the
+        running jobs and the current reservation (other queued jobs are not counted, so this is
+        a lower bound). -1 when the job can never run or has no estimate."""
+        if self.easy is None or self._rejection_reason(job):
+            return -1.0
+        fit = self.easy.profile.first_fit(job.res, self._estimate(job), now)
+        return fit.start - now
 
     # --- accounting ----------------------------------------------------------------
 

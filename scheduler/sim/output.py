@@ -1,0 +1,294 @@
+"""Batsim 4.2.1's output files: ``PREFIX_jobs.csv`` and ``PREFIX_schedule.csv``, written and read.
+
+The formats follow Batsim's ``JobsTracer`` (``src/export.cpp`` at tag v4.2.1):
+
+- ``_jobs.csv``: one row per job (attempt), in the order the rows are given (Batsim writes them in
+  completion order). Floats are C's ``%f`` (6 decimals), integers plain; ``job_id`` is the job's name
+  without its ``workload!`` prefix; ``allocated_resources`` is an interval string such as ``0-3 7``;
+  ``metadata`` is always wrapped in double quotes, with no escaping. A ``REJECTED`` job has empty
+  ``starting_time``, ``execution_time``, ``finish_time``, ``waiting_time``, ``turnaround_time``,
+  ``stretch`` and ``consumed_energy``.
+- ``_schedule.csv``: one header line and one value line, columns in lexicographic order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+from procset import ProcSet
+
+from scheduler import __version__
+from scheduler.errors import WorkloadError
+
+JOBS_COLUMNS = [
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+]
+SCHEDULE_COLUMNS = [
+    "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
+    "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
+    "nb_computing_machines", "nb_grouped_switches", "nb_jobs", "nb_jobs_finished", "nb_jobs_killed",
+    "nb_jobs_rejected", "nb_jobs_success", "nb_machine_switches", "scheduling_time", "simulation_time",
+    "success_rate", "time_computing", "time_idle", "time_sleeping", "time_switching_off",
+    "time_switching_on", "time_unavailable",
+]
+#: What we write in ``batsim_version``: our own identifier, never Batsim's.
+VERSION_STRING = f"scheduler-{__version__}"
+
+SUCCESS = "COMPLETED_SUCCESSFULLY"
+REJECTED = "REJECTED"
+
+_TEXT_COLUMNS = ["job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata"]
+_INT_COLUMNS = ["requested_number_of_resources", "success"]
+_FLOAT_COLUMNS = [c for c in JOBS_COLUMNS if c not in _TEXT_COLUMNS and c not in _INT_COLUMNS]
+# Columns Batsim leaves empty for a rejected job.
+_BLANK_IF_REJECTED = ["starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
+                      "stretch", "consumed_energy"]
+
+
+# --- _jobs.csv --------------------------------------------------------------------------------------
+
+def write_jobs_csv(path: str | Path, jobs: pd.DataFrame) -> None:
+    """Write ``jobs`` (columns :data:`JOBS_COLUMNS`) as Batsim's ``_jobs.csv``, rows in the given order.
+
+    Accepts what :func:`read_jobs_csv` or a plain ``pandas.read_csv`` returns, and the engine's table:
+    ``job_id`` may carry its ``workload!`` prefix (it is dropped), ``allocated_resources`` may be a
+    string, a ``ProcSet`` or an iterable of machine ids, missing ``metadata`` is written as ``""``.
+    A path ending in ``.gz`` is gzip-compressed.
+    """
+    missing = [c for c in JOBS_COLUMNS if c not in jobs.columns]
+    if missing:
+        raise ValueError(f"cannot write {path}: the jobs table lacks column(s) {', '.join(missing)}")
+    states = _text(jobs["final_state"])
+    rejected = [state == REJECTED for state in states]
+    workloads = _text(jobs["workload_name"])
+    columns: dict[str, list[str]] = {
+        "job_id": [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(_text(jobs["job_id"]), workloads)],
+        "workload_name": workloads,
+        "profile": _text(jobs["profile"]),
+        "final_state": states,
+        "allocated_resources": [_interval_string(v) for v in jobs["allocated_resources"].tolist()],
+        "metadata": ['"' + m + '"' for m in _text(jobs["metadata"])],
+    }
+    for name in _INT_COLUMNS:
+        columns[name] = [str(v) for v in jobs[name].to_numpy(dtype=np.int64).tolist()]
+    for name in _FLOAT_COLUMNS:
+        numbers = jobs[name].to_numpy(dtype=np.float64)
+        if name == "stretch" and np.isnan(numbers).any():  # as Batsim: turnaround / execution, even if 0
+            turnaround = jobs["turnaround_time"].to_numpy(dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = turnaround / jobs["execution_time"].to_numpy(dtype=np.float64)
+            numbers = np.where(np.isnan(numbers), ratio, numbers)
+        values = _format_floats(numbers)
+        if name in _BLANK_IF_REJECTED and any(rejected):
+            values = ["" if r else v for v, r in zip(values, rejected)]
+        columns[name] = values
+    lines = [",".join(JOBS_COLUMNS)]
+    lines.extend(map(",".join, zip(*(columns[c] for c in JOBS_COLUMNS))))
+    _write_text(path, "\n".join(lines) + "\n")
+
+
+def read_jobs_csv(path: str | Path) -> pd.DataFrame:
+    """Read a Batsim ``_jobs.csv`` (or ``.csv.gz``), checking its columns and numbers.
+
+    Text columns (``job_id``, ``allocated_resources``, ``metadata``...) stay strings (``""`` when
+    empty); time columns are floats (NaN when empty, as for rejected jobs); counts are ints. Extra
+    columns are kept as pandas reads them. Raises :class:`WorkloadError` naming the file, line and column.
+    """
+    numeric = _FLOAT_COLUMNS + _INT_COLUMNS
+    try:
+        table = pd.read_csv(path, dtype={c: str for c in _TEXT_COLUMNS}, keep_default_na=False,
+                            na_values={c: ["", "-nan", "nan"] for c in numeric})
+    except FileNotFoundError:
+        raise WorkloadError(f"{path}: no such file") from None
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as error:
+        raise WorkloadError(f"{path}: not a readable CSV file ({error})") from None
+    missing = [c for c in JOBS_COLUMNS if c not in table.columns]
+    if missing:
+        raise WorkloadError(f"{path}: not a Batsim jobs file, missing column(s) {', '.join(missing)}")
+    for name in numeric:
+        column = table[name]
+        if not pd.api.types.is_numeric_dtype(column.dtype):
+            bad = pd.to_numeric(column, errors="coerce").isna() & column.notna()
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected a number, got {column.iloc[row]!r}")
+        if name in _INT_COLUMNS:
+            if column.isna().any() or (column != column.round()).any():
+                row = int(np.flatnonzero((column.isna() | (column != column.round())).to_numpy())[0])
+                raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected an integer, "
+                                    f"got {column.iloc[row]!r}")
+            table[name] = column.astype(np.int64)
+        else:
+            table[name] = column.astype(np.float64)
+    return table
+
+
+# --- _schedule.csv ----------------------------------------------------------------------------------
+
+def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float = 0.0,
+                     simulation_time: float = 0.0, batsim_version: str = VERSION_STRING,
+                     consumed_joules: float = 0.0) -> dict[str, Any]:
+    """The row of Batsim's ``_schedule.csv`` for a jobs table (one row per attempt), as Batsim computes it.
+
+    - ``nb_jobs`` counts every row; ``nb_jobs_rejected`` the ``REJECTED`` ones; ``nb_jobs_finished`` the
+      others; ``nb_jobs_success`` those ``COMPLETED_SUCCESSFULLY``; ``nb_jobs_killed`` the finished
+      ones that did not succeed (walltime reached and killed alike); ``success_rate`` =
+      success / nb_jobs.
+    - Over finished jobs: waiting = start - submission, turnaround = start + execution - submission,
+      slowdown = turnaround / execution (Batsim's "stretch", not bounded). Their means divide the
+      sums by ``nb_jobs`` (rejected jobs included, as Batsim does); the maxima are over finished jobs
+      (0 when there are none).
+    - ``makespan`` = the latest finish time (from time 0, not from the first submission).
+    - ``time_computing`` = sum of execution time x number of allocated machines.
+      ``time_idle`` = sum over machines of the time of their last job end, minus ``time_computing``:
+      Batsim accumulates a machine's time in a state only when it leaves that state, so the idle
+      time after a machine's last job, and machines never used, count for nothing.
+    - Energy, sleeping, switching and unavailability are 0 (no energy model); ``scheduling_time``,
+      ``simulation_time`` (wall-clock seconds) and ``batsim_version`` are passed in.
+    """
+    state = np.array(_text(jobs["final_state"]), dtype=object)
+    done = state != REJECTED
+    submit = jobs["submission_time"].to_numpy(dtype=np.float64)[done]
+    start = jobs["starting_time"].to_numpy(dtype=np.float64)[done]
+    runtime = jobs["execution_time"].to_numpy(dtype=np.float64)[done]
+    nb_jobs, nb_finished = len(jobs), int(done.sum())
+    nb_success = int((state == SUCCESS).sum())
+    wait = start - submit
+    turnaround = start + runtime - submit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = turnaround / runtime
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.sum()) / nb_jobs if nb_jobs else math.nan
+
+    def maximum(values: np.ndarray) -> float:  # Batsim starts at 0 and skips NaN (0 / 0)
+        values = values[~np.isnan(values)]
+        return max(0.0, float(values.max())) if len(values) else 0.0
+
+    allocations = [_parse_intervals(_interval_string(v))
+                   for v, d in zip(jobs["allocated_resources"].tolist(), done) if d]
+    time_computing = float(sum(r * sum(b - a + 1 for a, b in iv) for r, iv in zip(runtime.tolist(), allocations)))
+    return {
+        "batsim_version": batsim_version,
+        "consumed_joules": float(consumed_joules),
+        "makespan": maximum(start + runtime),
+        "max_slowdown": maximum(slowdown),
+        "max_turnaround_time": maximum(turnaround),
+        "max_waiting_time": maximum(wait),
+        "mean_slowdown": mean(slowdown),
+        "mean_turnaround_time": mean(turnaround),
+        "mean_waiting_time": mean(wait),
+        "nb_computing_machines": int(nb_machines),
+        "nb_grouped_switches": 0,
+        "nb_jobs": nb_jobs,
+        "nb_jobs_finished": nb_finished,
+        "nb_jobs_killed": nb_finished - nb_success,
+        "nb_jobs_rejected": nb_jobs - nb_finished,
+        "nb_jobs_success": nb_success,
+        "nb_machine_switches": 0,
+        "scheduling_time": float(scheduling_time),
+        "simulation_time": float(simulation_time),
+        "success_rate": nb_success / nb_jobs if nb_jobs else math.nan,
+        "time_computing": time_computing,
+        "time_idle": _last_job_end_per_machine(start + runtime, allocations, nb_machines) - time_computing,
+        "time_sleeping": 0.0,
+        "time_switching_off": 0.0,
+        "time_switching_on": 0.0,
+        "time_unavailable": 0.0,
+    }
+
+
+def write_schedule_csv(path: str | Path, row: dict[str, Any]) -> None:
+    """Write one :func:`schedule_summary` row as Batsim's ``_schedule.csv`` (floats ``%f``, ints plain)."""
+    missing = [c for c in SCHEDULE_COLUMNS if c not in row]
+    if missing:
+        raise ValueError(f"cannot write {path}: the schedule row lacks {', '.join(missing)}")
+    values = [_format_value(row[c]) for c in SCHEDULE_COLUMNS]
+    _write_text(path, ",".join(SCHEDULE_COLUMNS) + "\n" + ",".join(values) + "\n")
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+def _text(series: pd.Series) -> list[str]:
+    """A column as a list of strings, ``""`` for missing values (integral floats without ``.0``)."""
+    if pd.api.types.is_float_dtype(series.dtype):  # e.g. an all-empty metadata column read by pandas
+        return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in series.tolist()]
+    return ["" if v is None or v is pd.NA or v != v else str(v) for v in series.tolist()]
+
+
+def _format_floats(values: np.ndarray) -> list[str]:
+    text = list(map("%.6f".__mod__, values.tolist()))
+    if np.isnan(values).any():  # x86 glibc prints the default NaN (e.g. 0/0) as "-nan"
+        text = ["-nan" if t == "nan" else t for t in text]
+    return text
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return _format_floats(np.array([float(value)]))[0]
+
+
+def _interval_string(value: Any) -> str:
+    """Batsim's interval-set string (``0-3 7``) for a string, ``ProcSet``, number or iterable of ids."""
+    if isinstance(value, str):
+        return value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, (int, np.integer, float, np.floating)):
+        return str(int(value))
+    if isinstance(value, ProcSet):
+        return str(value)
+    return format_intervals(value)
+
+
+def format_intervals(machines: Iterable[int]) -> str:
+    """``[0, 1, 2, 3, 7]`` -> ``"0-3 7"``."""
+    ids = sorted(set(int(m) for m in machines))
+    parts, i = [], 0
+    while i < len(ids):
+        j = i
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
+        i = j + 1
+    return " ".join(parts)
+
+
+def _parse_intervals(text: str) -> list[tuple[int, int]]:
+    """``"0-3 7"`` -> ``[(0, 3), (7, 7)]``."""
+    intervals = []
+    for part in text.split():
+        first, _, last = part.partition("-")
+        intervals.append((int(first), int(last or first)))
+    return intervals
+
+
+def _last_job_end_per_machine(finish: np.ndarray, allocations: list[list[tuple[int, int]]],
+                              nb_machines: int) -> float:
+    """Sum over machines of the latest finish time of the jobs that ran on them (0 if none)."""
+    size = max([nb_machines] + [b + 1 for iv in allocations for _, b in iv])
+    last = np.zeros(size)
+    for index in np.argsort(finish, kind="stable").tolist():
+        for a, b in allocations[index]:
+            last[a:b + 1] = finish[index]
+    return float(last.sum())
+
+
+def _write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+    else:
+        path.write_text(text, encoding="utf-8", newline="")
