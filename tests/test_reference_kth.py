@@ -1,10 +1,13 @@
 """Our EASY-FCFS against real Batsim 4.2.1 + batsched ``easy_bf`` on the full KTH-SP2 trace."""
 
+import gzip
+
 import pandas as pd
 import pytest
 
 from scheduler.config import SchedulerConfig
 from scheduler.platforms import read_platform
+from scheduler.sim.output import write_jobs_csv
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload
 
@@ -16,12 +19,17 @@ pytestmark = pytest.mark.skipif(not REFERENCE.is_dir(), reason="../shared/refere
 
 
 @pytest.fixture(scope="module")
-def runs():
+def ours():
     workload = load_workload(REFERENCE / "workload.json.gz")
     nb_machines = read_platform(REFERENCE / "platform.xml").nb_compute_hosts
     result, _ = simulate(workload, SchedulerConfig(policy="fcfs"), nb_machines)
+    return result.jobs
+
+
+@pytest.fixture(scope="module")
+def runs(ours):
     reference = pd.read_csv(REFERENCE / "batsched_easy_bf_jobs.csv.gz", dtype={"job_id": str})
-    return result.jobs.merge(reference, on="job_id", suffixes=("", "_ref"), validate="one_to_one")
+    return ours.merge(reference, on="job_id", suffixes=("", "_ref"), validate="one_to_one")
 
 
 def first_difference(merged, column):
@@ -47,3 +55,9 @@ def test_final_states_match_including_strict_walltime_kills(runs):
 
 def test_allocations_match_machine_for_machine(runs):
     assert first_difference(runs, "allocated_resources") is None
+
+
+def test_our_jobs_csv_is_byte_identical_to_batsims(ours, tmp_path):
+    write_jobs_csv(tmp_path / "ours_jobs.csv", ours)
+    with gzip.open(REFERENCE / "batsched_easy_bf_jobs.csv.gz", "rb") as reference:
+        assert (tmp_path / "ours_jobs.csv").read_bytes() == reference.read()

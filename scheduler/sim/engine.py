@@ -108,6 +108,7 @@ class SimulationResult:
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
+    scheduling_time: float = 0.0  # wall-clock seconds the decision process took
 
 
 class BatsimEngine:

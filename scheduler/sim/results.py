@@ -54,6 +54,7 @@ def run_summary(result: SimulationResult, core: DecisionCore, workload: Workload
         },
         "metrics": summarize(result.jobs, nb_machines=result.nb_machines, tau=tau),
         "messages": result.nb_messages,
+        "scheduling_time": result.scheduling_time,
         "wall_time": wall_time,
     }
 
@@ -65,6 +66,7 @@ def write_results(prefix: str | Path, result: SimulationResult, summary: dict[st
     paths = [Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"), Path(f"{prefix}_summary.json")]
     write_jobs_csv(paths[0], result.jobs)
     write_schedule_csv(paths[1], schedule_summary(result.jobs, result.nb_machines,
+                                                  scheduling_time=result.scheduling_time,
                                                   simulation_time=summary.get("wall_time") or 0.0))
     paths[2].write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
     return paths

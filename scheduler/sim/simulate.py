@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable
+import time
+from typing import Callable, Sequence
 
 from scheduler.config import SchedulerConfig
+from scheduler.core.events import Decision, Event
 from scheduler.core.scheduler import DecisionCore
 from scheduler.errors import SimulationError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions, SimulationResult
@@ -25,8 +27,25 @@ def simulate(
     config = config or SchedulerConfig()
     nb_machines = nb_machines or workload.nb_res
     core = DecisionCore(config)
-    result = BatsimEngine(workload, nb_machines, options).run(core.decide, progress)
+    decide = TimedDecisions(core.decide)
+    result = BatsimEngine(workload, nb_machines, options).run(decide, progress)
+    result.scheduling_time = decide.seconds
     if result.unfinished:
         shown = ", ".join(result.unfinished[:5])
         raise SimulationError(f"{len(result.unfinished)} job(s) never finished (first: {shown})")
     return result, core
+
+
+class TimedDecisions:
+    """Wraps a decision function and adds up the wall-clock seconds spent in it."""
+
+    def __init__(self, decide: Callable[[float, Sequence[Event]], Sequence[Decision]]) -> None:
+        self.decide = decide
+        self.seconds = 0.0
+
+    def __call__(self, now: float, events: Sequence[Event]) -> Sequence[Decision]:
+        started = time.perf_counter()
+        try:
+            return self.decide(now, events)
+        finally:
+            self.seconds += time.perf_counter() - started
