@@ -59,6 +59,11 @@ class Platform:
     master_name: str
     host_names: tuple[str, ...]
 
+    @property
+    def nb_hosts(self) -> int:
+        """Alias of :attr:`nb_compute_hosts`."""
+        return self.nb_compute_hosts
+
 
 def platform_xml(nb_hosts: int, *, name: str | None = None, speed: str = "1Gf") -> str:
     """The XML text of a homogeneous cluster of ``nb_hosts`` compute hosts plus a master."""
@@ -97,7 +102,7 @@ def read_platform(path: str | Path) -> Platform:
         raise PlatformError(f"{path}: no such file") from None
     except ET.ParseError as exc:
         line, column = exc.position
-        raise PlatformError(f"{path}:{line}:{column}: invalid XML ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+        raise PlatformError(f"{path}:{line}:{column}: invalid XML ({exc})") from None
     except OSError as exc:
         raise PlatformError(f"{path}: cannot read ({exc.strerror or exc})") from None
 

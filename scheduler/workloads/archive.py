@@ -150,7 +150,7 @@ def derive_zegox(source: Path, target: Path, *, partition: int | None = None) ->
               "Note": [*trace.header.get("Note", []),
                        f"Subset: the zegox cluster, i.e. the jobs of partition {partition} "
                        f"of {source.name}; derived by batsim-classifier-scheduler"]}
-    part = target.with_name(target.name + ".part")
+    part = target.with_name("partial-" + target.name)  # keeps the .gz suffix: compressed
     write_swf(part, trace.jobs, header)
     os.replace(part, target)
     return partition, len(trace.jobs)

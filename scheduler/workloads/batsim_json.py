@@ -44,7 +44,7 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
     jobs = pd.DataFrame.from_records(data["jobs"])
     for name in ("id", "subtime", "res", "profile"):
         _require(path, jobs, name)
-    jobs["walltime"] = _numbers(path, jobs, "walltime", default=-1.0)
+    jobs["walltime"] = _numbers(path, jobs, "walltime", default=-1.0, minimum=-1.0)
     jobs["subtime"] = _numbers(path, jobs, "subtime")
     jobs["res"] = _integers(path, jobs, "res", nb_res)
     jobs["id"] = jobs["id"].astype(str)
@@ -72,11 +72,10 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
     """The Batsim JSON text of ``workload``: one job per line, shared delay profiles."""
     jobs = workload.jobs
     profiles = _profiles(jobs)
-    out = pd.DataFrame({"id": _ids(jobs["id"])})
-    for name in _JOB_FIELDS[1:] + tuple(workload.extra_columns):
-        out[name] = _compact(jobs[name])
-    records = out.to_dict("records")
-    if out.isna().to_numpy().any():
+    names = list(_JOB_FIELDS) + workload.extra_columns
+    columns = [_ids(jobs["id"])] + [_compact(jobs[name]) for name in names[1:]]
+    records = [dict(zip(names, row)) for row in zip(*columns)]
+    if jobs[names].isna().to_numpy().any():
         records = [{k: v for k, v in r.items() if not _is_missing(v)} for r in records]
     dumps = json.JSONEncoder(separators=(",", ":"), default=_native).encode
     head = {"nb_res": int(workload.nb_res)}
@@ -92,10 +91,9 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
 
 def delay_profile_names(runtimes: np.ndarray | pd.Series) -> np.ndarray:
     """``delay_<runtime>`` for each runtime (``delay_3477``, ``delay_12.5``)."""
-    values = np.asarray(runtimes, dtype=float)
-    integral = values == np.round(values)
-    text = np.where(integral, np.round(values).astype(np.int64).astype(str), values.astype(str))
-    return np.char.add("delay_", text.astype(str))
+    unique, inverse = np.unique(np.asarray(runtimes, dtype=float), return_inverse=True)
+    names = np.array([f"delay_{int(v)}" if v == int(v) else f"delay_{v!r}" for v in unique.tolist()])
+    return names[inverse] if len(unique) else np.array([], dtype=str)
 
 
 def _load_json(path: Path):
@@ -116,22 +114,24 @@ def _require(path: Path, jobs: pd.DataFrame, name: str) -> None:
         raise WorkloadError(f"{path}: {_job(jobs, missing)} has no '{name}'")
 
 
-def _numbers(path: Path, jobs: pd.DataFrame, name: str, default: float | None = None) -> pd.Series:
+def _numbers(path: Path, jobs: pd.DataFrame, name: str, default: float | None = None,
+             minimum: float = 0.0) -> pd.Series:
     if name not in jobs:
         return pd.Series(default, index=jobs.index, dtype=float)
     column = jobs[name]
     if default is not None:
         column = column.where(column.notna(), default)
     values = pd.to_numeric(column, errors="coerce")
-    bad = values.isna().to_numpy() | (values.to_numpy(dtype=float, na_value=np.nan) < (-1 if default else 0))
+    bad = values.isna().to_numpy() | (values.to_numpy(dtype=float, na_value=np.nan) < minimum)
     if bad.any():
+        value = column[bad].iloc[0]
         raise WorkloadError(f"{path}: {_job(jobs, bad)} has an invalid '{name}': "
-                            f"{column[bad].iloc[0]!r}")
+                            f"{value.item() if isinstance(value, np.generic) else value!r}")
     return values.astype(float)
 
 
 def _integers(path: Path, jobs: pd.DataFrame, name: str, nb_res: int) -> pd.Series:
-    values = _numbers(path, jobs, name)
+    values = _numbers(path, jobs, name, minimum=-np.inf)
     bad = (values <= 0) | (values != np.round(values)) | (values > nb_res)
     if bad.any():
         raise WorkloadError(f"{path}: {_job(jobs, bad.to_numpy())} has '{name}' = "
@@ -194,7 +194,7 @@ def _is_number(value) -> bool:
 
 
 def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _native(value):

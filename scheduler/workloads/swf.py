@@ -37,6 +37,9 @@ COLUMNS = (
 NON_NEGATIVE = ("submit", "runtime", "procs_alloc", "procs_req", "time_req")
 #: Header keys that may repeat; their values are always lists.
 MULTI_KEYS = frozenset({"Note", "Queue", "Partition"})
+#: Header keys whose values are integers; every other value is kept as text.
+INTEGER_KEYS = frozenset({"MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "MaxRuntime", "MaxMemory",
+                          "MaxQueues", "MaxPartitions", "UnixStartTime", "TimeZone"})
 
 _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -105,8 +108,9 @@ def read_header(path: str | Path) -> dict:
 def parse_header(lines: list[str]) -> dict:
     """Parse ``; Key: value`` comment lines into a dict.
 
-    Numbers become ``int``/``float``; keys of :data:`MULTI_KEYS` map to lists; a comment
-    line without a key continues the previous value (joined with a newline).
+    Values of :data:`INTEGER_KEYS` become ``int``, others stay text; keys of
+    :data:`MULTI_KEYS` map to lists; a comment line without a key continues the previous
+    value (joined with a newline).
     """
     header: dict = {}
     key = None
@@ -119,7 +123,7 @@ def parse_header(lines: list[str]) -> dict:
             elif key in header:
                 header[key] = f"{header[key]}\n{value}"
             else:
-                header[key] = _number_or_text(value)
+                header[key] = _header_value(key, value)
             continue
         text = line.lstrip(";").strip()
         if not text:
@@ -138,7 +142,7 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict | None = None) 
     The file is gzip-compressed when its name ends with ``.gz``.
     """
     path = Path(path)
-    table = pd.DataFrame({c: jobs[c] if c in jobs else -1 for c in COLUMNS}, index=jobs.index)
+    table = pd.DataFrame({c: jobs.get(c, -1) for c in COLUMNS}, index=jobs.index)
     lines = [_header_line(k, v) for k, values in (header or {}).items()
              for v in (values if isinstance(values, list) else [values])]
     body = table.to_csv(sep=" ", header=False, index=False, lineterminator="\n")
@@ -152,13 +156,13 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict | None = None) 
 def open_text(path: Path) -> IO[str]:
     """Open a plain or gzip-compressed text file (detected by its magic bytes)."""
     try:
-        raw = open(path, "rb")
+        with open(path, "rb") as probe:
+            compressed = probe.read(2) == b"\x1f\x8b"
+        return (gzip.open if compressed else open)(path, "rt", encoding="latin-1")
     except FileNotFoundError:
         raise WorkloadError(f"{path}: no such file") from None
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot open ({exc.strerror or exc})") from None
-    stream = gzip.GzipFile(fileobj=raw) if raw.peek(2)[:2] == b"\x1f\x8b" else raw
-    return io.TextIOWrapper(stream, encoding="latin-1")
 
 
 class _Malformed(Exception):
@@ -232,7 +236,8 @@ def _read_checked(path: Path, where: RowFilter | None,
             else:
                 raise WorkloadError(f"{path}:{lineno}: {problem}")
     if not good:
-        raise WorkloadError(f"{path}: no valid job lines" + (f" ({len(skipped)} malformed)" if skipped else ""))
+        raise WorkloadError(f"{path}: no valid job lines ({len(skipped)} malformed)" if skipped
+                            else f"{path}: no job lines")
     jobs = pd.read_csv(io.StringIO("\n".join(good)), sep=" ", header=None, names=COLUMNS)
     if where is not None:
         jobs = jobs[where(jobs)].reset_index(drop=True)
@@ -253,11 +258,9 @@ def _line_problem(fields: list[str]) -> str | None:
     return None
 
 
-def _number_or_text(value: str) -> int | float | str:
-    if re.fullmatch(r"[+-]?\d+", value):
+def _header_value(key: str, value: str) -> int | str:
+    if key in INTEGER_KEYS and re.fullmatch(r"[+-]?\d+", value):
         return int(value)
-    if _NUMBER.match(value):
-        return float(value)
     return value
 
 

@@ -1,0 +1,135 @@
+"""Workload and platform subcommands: ``convert``, ``platform``, ``fetch-trace``, ``generate``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from scheduler import __version__
+from scheduler.errors import WorkloadError
+from scheduler.platforms import write_platform
+from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
+from scheduler.workloads.archive import TRACES, fetch_trace
+from scheduler.workloads.synthetic import generate
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    convert = subparsers.add_parser(
+        "convert", help="convert an SWF trace into a Batsim JSON workload",
+        description="Read, clean and convert an SWF trace (.swf or .swf.gz) into a Batsim "
+                    "JSON workload, and print what the cleaning rules did.")
+    convert.add_argument("trace", help="SWF trace (.swf, .swf.gz)")
+    convert.add_argument("-o", "--output", required=True, metavar="JSON",
+                         help="Batsim workload to write (.json, or .json.gz to compress)")
+    convert.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
+    convert.add_argument("--nb-res", type=_positive_int, metavar="N",
+                         help="machine size (default: the paper's for a known trace, else MaxProcs)")
+    convert.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed lines")
+    convert.add_argument("--missing-walltime", default="trace-max", type=_missing_walltime, metavar="RULE",
+                         help="walltime of jobs without a requested time: 'trace-max' (default: the "
+                              "largest request or runtime, rounded up to the hour), 'none' (-1), or seconds")
+    convert.add_argument("--over-request", choices=("raise", "drop"), default="raise",
+                         help="jobs that ran past their request: raise the walltime to the runtime "
+                              "(default) or drop them")
+    convert.add_argument("--walltime-pad", type=float, default=0.0, metavar="S",
+                         help="seconds added to a walltime raised to the runtime (default 0)")
+    convert.set_defaults(func=run_convert)
+
+    platform = subparsers.add_parser(
+        "platform", help="write a homogeneous SimGrid platform",
+        description="Write a SimGrid 4.1 platform: N compute hosts plus a master host.")
+    platform.add_argument("--nb-res", type=_positive_int, required=True, metavar="N",
+                          help="number of compute hosts")
+    platform.add_argument("-o", "--output", required=True, metavar="XML", help="platform file to write")
+    platform.add_argument("--name", help="machine name, in the file's comment")
+    platform.set_defaults(func=run_platform)
+
+    fetch = subparsers.add_parser(
+        "fetch-trace", help="download a trace of the paper from the Parallel Workloads Archive",
+        description="Download a trace of the paper (once) into the cache and print its path.")
+    fetch.add_argument("name", nargs="?", help=f"trace name: {', '.join(TRACES)}")
+    fetch.add_argument("--list", action="store_true", help="list the known traces")
+    fetch.add_argument("--cache-dir", metavar="DIR", help="cache directory (default: see README)")
+    fetch.add_argument("--force", action="store_true", help="download again even if cached")
+    fetch.add_argument("--no-verify", action="store_true", help="do not check size and SHA-256")
+    fetch.add_argument("--partition", type=int, metavar="P",
+                       help="MetaCentrum2-zegox: the SWF partition number of zegox (default: from "
+                            "the header, else 9)")
+    fetch.set_defaults(func=run_fetch)
+
+    gen = subparsers.add_parser(
+        "generate", help="generate a synthetic Batsim workload",
+        description="Generate a seeded synthetic workload: users with habits, over-estimated "
+                    "requests, daily and weekly rhythms.")
+    gen.add_argument("--jobs", type=_positive_int, default=3000, help="number of jobs (default 3000)")
+    gen.add_argument("--weeks", type=float, default=4.0, help="submission period in weeks (default 4)")
+    gen.add_argument("--nb-res", type=_positive_int, default=128, help="machine size (default 128)")
+    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    gen.add_argument("--users", type=_positive_int, help="number of users (default: sqrt(jobs))")
+    gen.add_argument("--load", type=float, default=0.7, help="offered load (default 0.7)")
+    gen.add_argument("-o", "--output", required=True, metavar="JSON", help="Batsim workload to write")
+    gen.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
+    gen.set_defaults(func=run_generate)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    if not args.trace.lower().endswith((".swf", ".swf.gz")):
+        raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz)")
+    rules = CleaningRules(missing_walltime=args.missing_walltime, over_request=args.over_request,
+                          walltime_pad=args.walltime_pad)
+    workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
+                                   skip_bad_lines=args.skip_bad_lines)
+    description = (f"Converted from {Path(args.trace).name} by batsim-classifier-scheduler "
+                   f"{__version__} ({rules})")
+    print(report.format())
+    print(f"wrote {write_batsim_json(workload, args.output, description=description)}")
+    if args.platform_out:
+        print(f"wrote {write_platform(args.platform_out, workload.nb_res, name=Path(args.trace).name)}")
+    return 0
+
+
+def run_platform(args: argparse.Namespace) -> int:
+    print(f"wrote {write_platform(args.output, args.nb_res, name=args.name)}")
+    return 0
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    if args.list:
+        for trace in TRACES.values():
+            size = f"{trace.size / 1e6:.1f} MB" if trace.size else ""
+            details = "; ".join(filter(None, [size, trace.note]))
+            print(f"{trace.name:<20} {trace.nb_res:>6} procs  {trace.file:<30} {details}")
+        return 0
+    if not args.name:
+        raise WorkloadError("fetch-trace: give a trace name, or --list")
+    print(fetch_trace(args.name, cache_dir=args.cache_dir, force=args.force,
+                      verify=not args.no_verify, partition=args.partition))
+    return 0
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    workload = generate(args.jobs, args.weeks, args.nb_res, seed=args.seed, n_users=args.users,
+                        load=args.load)
+    print(f"wrote {write_batsim_json(workload, args.output, description=workload.source)}")
+    if args.platform_out:
+        print(f"wrote {write_platform(args.platform_out, workload.nb_res, name='synthetic')}")
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _missing_walltime(text: str) -> str | float:
+    if text in ("trace-max", "none"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'trace-max', 'none' or seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value

@@ -1,0 +1,146 @@
+"""Cleaning rules: each rule counted, the fallbacks, and the reference KTH-SP2 conversion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scheduler.errors import WorkloadError
+from scheduler.workloads import CleaningRules, convert_swf
+from scheduler.workloads.cleaning import clean
+from scheduler.workloads.swf import read_swf
+
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def shared(relative: str) -> Path:
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+def tiny(**rules):
+    return convert_swf(DATA / "tiny.swf", cleaning=CleaningRules(**rules))
+
+
+def test_each_drop_rule_is_counted():
+    workload, report = tiny()
+    assert report.swf_jobs == 10 and report.kept_jobs == 7 and report.dropped_jobs == 3
+    assert report.dropped == {"runtime<=0": 1, "res<=0": 1, "res>nb_res": 1, "submit<0": 0, "runtime>reqtime": 0}
+    assert workload.jobs["id"].tolist() == ["1", "2", "5", "7", "8", "9", "10"]
+
+
+def test_machine_size_comes_from_the_header():
+    workload, report = tiny()
+    assert workload.nb_res == report.nb_res == 8
+    assert report.nb_res_from == "header MaxProcs"
+
+
+def test_processors_fall_back_to_the_request():
+    workload, report = tiny()
+    job5 = workload.jobs.set_index("id").loc["5"]
+    assert job5["res"] == 4 and job5["requested_procs"] == 4
+    assert report.fixed["res_from_requested"] == 1
+
+
+def test_allocated_processors_win_over_the_request():
+    job9 = tiny()[0].jobs.set_index("id").loc["9"]
+    assert (job9["res"], job9["requested_procs"]) == (3, 2)
+
+
+def test_missing_request_gets_the_trace_maximum_rounded_to_the_hour():
+    workload, report = tiny()
+    job8 = workload.jobs.set_index("id").loc["8"]
+    assert job8["walltime"] == 7200  # largest runtime, 4000 s, rounded up to the hour
+    assert report.fixed["walltime_missing"] == 1 and report.missing_walltime == 7200
+
+
+def test_missing_request_other_rules():
+    assert tiny(missing_walltime="none")[0].jobs.set_index("id").loc["8", "walltime"] == -1
+    assert tiny(missing_walltime=5000)[0].jobs.set_index("id").loc["8", "walltime"] == 5000
+    raised = tiny(missing_walltime=100)[0].jobs.set_index("id").loc["8"]
+    assert raised["walltime"] == raised["runtime"] == 4000
+
+
+def test_runtime_past_the_request_raises_the_walltime():
+    workload, report = tiny()
+    job7 = workload.jobs.set_index("id").loc["7"]
+    assert job7["runtime"] == job7["walltime"] == 90
+    assert report.fixed["walltime_raised"] == 1
+    assert report.notes["walltime==runtime"] == 2  # jobs 7 and 9
+
+
+def test_walltime_pad_and_drop_rules():
+    job7 = tiny(walltime_pad=10)[0].jobs.set_index("id").loc["7"]
+    assert job7["walltime"] == 100
+    workload, report = tiny(over_request="drop")
+    assert "7" not in workload.jobs["id"].tolist()
+    assert report.dropped["runtime>reqtime"] == 1
+
+
+def test_every_kept_job_has_runtime_at_most_walltime():
+    for rules in ({}, {"walltime_pad": 5}, {"over_request": "drop"}, {"missing_walltime": 100}):
+        jobs = tiny(**rules)[0].jobs
+        assert (jobs["runtime"] <= jobs["walltime"]).all()
+
+
+def test_times_ids_profiles_and_extras():
+    jobs = tiny()[0].jobs
+    assert jobs["subtime"].tolist() == [0, 60, 200, 220, 300, 400, 800]
+    assert jobs.loc[0, "unix_submit_time"] == 1_000_000_100
+    assert jobs["profile"].tolist()[:2] == ["delay_50", "delay_120"]
+    assert {"user", "group", "executable", "queue", "partition", "requested_procs"} <= set(jobs.columns)
+
+
+def test_machine_size_priority():
+    trace = read_swf(DATA / "tiny.swf")
+    assert clean(trace, nb_res=16)[1].nb_res_from == "given"
+    assert clean(trace, nb_res=16)[1].dropped["res>nb_res"] == 0
+    trace.header.pop("MaxProcs"), trace.header.pop("MaxNodes")
+    workload, report = clean(trace)
+    assert (workload.nb_res, report.nb_res_from) == (16, "largest job (no MaxProcs header)")
+
+
+def test_report_format_lists_what_happened():
+    text = tiny()[1].format()
+    assert "10 jobs read, 7 kept, 3 dropped" in text
+    for expected in ("runtime<=0", "res<=0", "res>nb_res", "7200 s", "COMPLETED_WALLTIME_REACHED"):
+        assert expected in text
+
+
+def test_invalid_rules_and_empty_result():
+    with pytest.raises(WorkloadError, match="over_request"):
+        CleaningRules(over_request="keep")
+    with pytest.raises(WorkloadError, match="missing_walltime"):
+        CleaningRules(missing_walltime="max")
+    with pytest.raises(WorkloadError, match="no job left after cleaning"):
+        clean(read_swf(DATA / "tiny.swf", where=lambda chunk: chunk["runtime"] <= 0))
+
+
+def test_kth_counts_match_the_reference_conversion():
+    stats = json.loads(shared("reference-schedules/KTH-SP2/conversion-stats.json").read_text())
+    workload, report = convert_swf(shared("workloads/KTH-SP2-1996-2.1-cln.swf.gz"))
+    assert report.swf_jobs == stats["swf_jobs"]
+    assert report.kept_jobs == stats["kept_jobs"]
+    assert report.nb_res == stats["machine_size"]
+    assert report.first_submit == stats["first_submit_raw"]
+    assert {k: v for k, v in report.dropped.items() if v} == stats["dropped_by_first_reason"]
+    assert report.fixed["walltime_raised"] == stats["notes"]["walltime_from_runtime_reqtime<runtime"]
+    assert report.notes["walltime==runtime"] == stats["notes"]["walltime==runtime"]
+    assert report.notes["alloc!=requested_procs"] == stats["notes"]["alloc!=requested_procs"]
+    assert workload.jobs["profile"].nunique() == stats["nb_profiles"]
+
+
+def test_lublin_trace_without_requests_converts():
+    workload, report = convert_swf(shared("workloads/lublin_256.swf.gz"))
+    jobs = workload.jobs
+    assert workload.nb_res == 256 and report.kept_jobs == 10000
+    assert report.fixed["walltime_missing"] == 10000
+    assert jobs["walltime"].nunique() == 1
+    assert (jobs["runtime"] < jobs["walltime"]).all()
+    assert np.isclose(jobs["walltime"].iloc[0] % 3600, 0)

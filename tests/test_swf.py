@@ -1,0 +1,146 @@
+"""SWF reader: fields, header, gzip, speed, and errors that name the file, line and field."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from scheduler.errors import WorkloadError
+from scheduler.workloads.swf import COLUMNS, read_header, read_swf, write_swf
+
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def shared(relative: str) -> Path:
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
+
+
+def gzipped(source: Path, target: Path) -> Path:
+    with open(source, "rb") as plain, gzip.open(target, "wb") as packed:
+        shutil.copyfileobj(plain, packed)
+    return target
+
+
+def test_reads_the_18_fields_with_names():
+    trace = read_swf(DATA / "tiny.swf")
+    assert tuple(trace.jobs.columns) == COLUMNS
+    assert len(trace.jobs) == 10
+    first = trace.jobs.iloc[0]
+    assert first[["job", "submit", "runtime", "procs_alloc", "time_req"]].tolist() == [1, 100, 50, 2, 60]
+    assert trace.jobs["think_time"].eq(-1).all()
+    assert trace.skipped_lines == []
+
+
+def test_parses_the_header():
+    header = read_swf(DATA / "tiny.swf").header
+    assert header["MaxProcs"] == 8 and header["MaxNodes"] == 8
+    assert header["UnixStartTime"] == 1_000_000_000
+    assert header["TimeZoneString"] == "Europe/Paris"
+    assert header["Version"] == "2.2"
+    assert header["Information"] == "first line\ncontinued line"
+    assert header["Queue"] == ["1 short", "2 long"]
+    assert len(header["Note"]) == 1 and header["Note"][0].count("\n") == 2
+
+
+def test_trace_properties():
+    trace = read_swf(DATA / "tiny.swf")
+    assert trace.max_procs == 8
+    assert trace.unix_start_time == 1_000_000_000
+
+
+def test_gzip_reads_like_plain(tmp_path):
+    plain = read_swf(DATA / "tiny.swf")
+    packed = read_swf(gzipped(DATA / "tiny.swf", tmp_path / "tiny.swf.gz"))
+    pd.testing.assert_frame_equal(plain.jobs, packed.jobs)
+    assert plain.header == packed.header
+
+
+def test_gzip_is_detected_by_content(tmp_path):
+    odd_name = gzipped(DATA / "tiny.swf", tmp_path / "tiny.swf")
+    assert len(read_swf(odd_name).jobs) == 10
+
+
+def test_where_filters_while_reading():
+    trace = read_swf(DATA / "tiny.swf", where=lambda chunk: chunk["user"] == 1)
+    assert trace.jobs["job"].tolist() == [1, 3, 9]
+
+
+def test_write_then_read_round_trip(tmp_path):
+    trace = read_swf(DATA / "tiny.swf")
+    back = read_swf(write_swf(tmp_path / "copy.swf.gz", trace.jobs, trace.header))
+    pd.testing.assert_frame_equal(back.jobs, trace.jobs)
+    assert back.header == trace.header
+
+
+def test_a_line_with_17_fields_names_file_line_and_field():
+    with pytest.raises(WorkloadError, match=r"bad_fields\.swf:4: 17 fields, expected 18 .*'think_time'"):
+        read_swf(DATA / "bad_fields.swf")
+
+
+def test_a_non_numeric_field_is_named():
+    with pytest.raises(WorkloadError, match=r"bad_text\.swf:3: field 4 'runtime' is not a number: '12x'"):
+        read_swf(DATA / "bad_text.swf")
+
+
+def test_a_negative_processor_count_is_an_error():
+    with pytest.raises(WorkloadError, match=r"bad_negative\.swf:3: field 5 'procs_alloc' is -4"):
+        read_swf(DATA / "bad_negative.swf")
+
+
+@pytest.mark.parametrize("name, kept, skipped", [("bad_fields", [1, 3], [4]), ("bad_negative", [1, 3], [3]),
+                                                 ("bad_text", [1], [3])])
+def test_skip_bad_lines_drops_and_counts(name, kept, skipped):
+    trace = read_swf(DATA / f"{name}.swf", skip_bad_lines=True)
+    assert trace.jobs["job"].tolist() == kept
+    assert trace.skipped_lines == skipped
+
+
+def test_missing_file():
+    with pytest.raises(WorkloadError, match=r"nowhere\.swf: no such file"):
+        read_swf(DATA / "nowhere.swf")
+
+
+def test_truncated_gzip(tmp_path):
+    data = gzip.compress((DATA / "tiny.swf").read_bytes())
+    truncated = tmp_path / "truncated.swf.gz"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(WorkloadError, match=r"truncated\.swf\.gz: truncated or corrupt gzip"):
+        read_swf(truncated)
+
+
+def test_a_file_without_jobs(tmp_path):
+    empty = tmp_path / "empty.swf"
+    empty.write_text("; MaxProcs: 4\n;\n")
+    with pytest.raises(WorkloadError, match="no job lines"):
+        read_swf(empty)
+
+
+def test_read_header_only():
+    assert read_header(DATA / "tiny.swf")["MaxProcs"] == 8
+
+
+def test_kth_header_and_size():
+    trace = read_swf(shared("workloads/KTH-SP2-1996-2.1-cln.swf.gz"))
+    assert len(trace.jobs) == 28476
+    assert trace.max_procs == 100
+    assert trace.unix_start_time == 843480031
+    assert trace.header["TimeZoneString"] == "Europe/Stockholm"
+
+
+def test_sdsc_sp2_loads_fast():
+    path = shared("workloads/SDSC-SP2-1998-4.2-cln.swf.gz")
+    started = time.perf_counter()
+    trace = read_swf(path)
+    elapsed = time.perf_counter() - started
+    assert len(trace.jobs) == 59715
+    assert trace.header["Queue"][0].split() == ["0", "interactive"]
+    assert elapsed < 2.0, f"reading 59,715 jobs took {elapsed:.2f} s"
