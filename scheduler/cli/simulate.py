@@ -63,8 +63,7 @@ def format_table(summary: dict) -> str:
         ("workload", f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, "
                      f"{summary['nb_machines']} machines)"),
         ("scheduler", f"EASY-{config['policy'].upper()}, estimates={config['estimates']}"),
-        ("jobs", f"{summary['accounting']['completed']} completed, {summary['accounting']['rejected']} rejected, "
-                 f"{summary['accounting']['killed']} killed"),
+        ("jobs", _job_states(summary["accounting"]["final_states"])),
         (f"mean bsld (tau={summary['tau']:g}s)", f"{metrics['mean_bsld']:.2f}"),
         ("mean wait", f"{metrics['mean_wait']:.0f} s"),
         ("max wait", f"{metrics['max_wait']:.0f} s"),
@@ -77,3 +76,14 @@ def format_table(summary: dict) -> str:
     ]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def _job_states(states: dict[str, int]) -> str:
+    names = {
+        "COMPLETED_SUCCESSFULLY": "succeeded",
+        "COMPLETED_WALLTIME_REACHED": "reached their walltime",
+        "COMPLETED_KILLED": "killed",
+        "COMPLETED_FAILED": "failed",
+        "REJECTED": "rejected",
+    }
+    return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))

@@ -51,6 +51,7 @@ def run_summary(result: SimulationResult, core: DecisionCore, workload: Workload
             "killed": accounting.get("killed", 0),
             "rejected": accounting.get("rejected", 0),
             "reject_reasons": dict(sorted(core.reject_reasons.items())),
+            "final_states": {state: int(n) for state, n in result.jobs["final_state"].value_counts().items()},
         },
         "metrics": summarize(result.jobs, nb_machines=result.nb_machines, tau=tau),
         "messages": result.nb_messages,
