@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="fail if Batsim sends nothing for S seconds (default: wait forever)")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every ignored event and the latencies")
     serve.set_defaults(func=run_serve)
+    register_peer(subparsers)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -38,4 +39,62 @@ def run_serve(args: argparse.Namespace) -> int:
           + ", ".join(f"{count} {state}" for state, count in sorted(accounting.items()))
           + f"; decision latency median {latency['median'] * 1e6:.0f} us, p99 {latency['p99'] * 1e6:.0f} us",
           file=sys.stderr)
+    return 0
+
+
+def register_peer(subparsers: argparse._SubParsersAction) -> None:
+    peer = subparsers.add_parser(
+        "batsim-peer",
+        help="play Batsim's side: simulate a workload with any Batsim scheduler over ZeroMQ",
+        description="The embedded Batsim 4.2.1-compatible engine, driving a decision process over a "
+                    "ZeroMQ socket (ours, batsched, pybatsim). Writes PREFIX_jobs.csv and PREFIX_schedule.csv.",
+    )
+    peer.add_argument("-p", "--platform", required=True, metavar="XML", help="SimGrid platform file")
+    peer.add_argument("-w", "--workload", required=True, metavar="FILE", help="Batsim JSON workload (or SWF trace)")
+    peer.add_argument("-e", "--export", default="out", metavar="PREFIX", help="output prefix (default 'out')")
+    peer.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
+                      help="the decision process's socket (default tcp://localhost:28000)")
+    size = peer.add_mutually_exclusive_group()
+    size.add_argument("--mmax", type=int, metavar="N", help="use only the first N machines")
+    size.add_argument("--mmax-workload", action="store_true", help="use as many machines as the workload's nb_res")
+    peer.add_argument("--enable-dynamic-jobs", action="store_true", help="allow REGISTER_JOB / REGISTER_PROFILE")
+    peer.add_argument("--acknowledge-dynamic-jobs", action="store_true", help="echo JOB_SUBMITTED for registered jobs")
+    peer.add_argument("--enable-profile-reuse", action="store_true", help="do not garbage-collect profiles")
+    peer.add_argument("--sched-cfg", default="", metavar="STR", help="string passed as config.sched-config")
+    peer.add_argument("--timeout", type=float, metavar="S", help="fail if the scheduler does not answer within S s")
+    peer.set_defaults(func=run_peer_command)
+
+
+def run_peer_command(args: argparse.Namespace) -> int:
+    import time
+
+    from scheduler.errors import ConfigError
+    from scheduler.platforms import read_platform
+    from scheduler.sim.engine import SimulationOptions
+    from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
+    from scheduler.sim.peer import run_peer
+    from scheduler.workloads import load_workload
+
+    started = time.perf_counter()
+    platform = read_platform(args.platform)
+    workload = load_workload(args.workload)
+    nb_machines = platform.nb_compute_hosts
+    if args.mmax_workload:
+        nb_machines = min(nb_machines, workload.nb_res)
+    elif args.mmax:
+        nb_machines = min(nb_machines, args.mmax)
+    if nb_machines <= 0:
+        raise ConfigError("no compute machine to simulate on")
+    options = SimulationOptions(args.enable_dynamic_jobs, args.acknowledge_dynamic_jobs,
+                                args.enable_profile_reuse, args.sched_cfg)
+    result = run_peer(workload, args.socket_endpoint, nb_machines, platform.host_names, options, args.timeout)
+    write_jobs_csv(f"{args.export}_jobs.csv", result.jobs)
+    write_schedule_csv(f"{args.export}_schedule.csv", schedule_summary(
+        result.jobs, nb_machines, simulation_time=time.perf_counter() - started))
+    print(f"simulation ended at {result.makespan:g} after {result.nb_messages} messages; "
+          f"wrote {args.export}_jobs.csv and {args.export}_schedule.csv", file=sys.stderr)
+    if result.unfinished:
+        print(f"error: {len(result.unfinished)} job(s) never finished: {', '.join(result.unfinished[:5])}",
+              file=sys.stderr)
+        return 1
     return 0

@@ -1,0 +1,77 @@
+"""``batsim-peer``: the embedded engine playing Batsim's side of the socket.
+
+It connects a ZeroMQ REQ socket to a decision process (ours, batsched, pybatsim...),
+sends it the engine's messages encoded exactly as Batsim 4.2.1 does, and applies its
+decoded replies with the engine's rules. The outputs are Batsim's ``_jobs.csv`` and
+``_schedule.csv``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import zmq
+
+from scheduler.batsim.protocol import BatsimCodec
+from scheduler.core.events import Decision, Event
+from scheduler.errors import ProtocolError
+from scheduler.sim.engine import KILLED, BatsimEngine, SimulationOptions, SimulationResult
+from scheduler.workloads.model import Workload
+
+
+class RemoteDecisionProcess:
+    """``decide(now, events)`` answered by a decision process over a REQ socket."""
+
+    def __init__(self, endpoint: str, codec: BatsimCodec, timeout: float | None = None) -> None:
+        self.endpoint = endpoint
+        self.codec = codec
+        self.timeout = timeout
+        self.socket = zmq.Context.instance().socket(zmq.REQ)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        if timeout:
+            self.socket.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
+        self.socket.connect(endpoint)
+
+    def __call__(self, now: float, events: Sequence[Event]) -> Sequence[Decision]:
+        self.socket.send_string(self.codec.encode(now, events))
+        try:
+            reply = self.socket.recv()
+        except zmq.Again:
+            raise ProtocolError(f"no reply from the scheduler at {self.endpoint} within {self.timeout:g} s "
+                                f"(message {self.codec.messages})") from None
+        return self.codec.decode(reply)[1]
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def run_peer(workload: Workload, endpoint: str, nb_machines: int | None = None,
+             host_names: Sequence[str] | None = None, options: SimulationOptions | None = None,
+             timeout: float | None = None, progress: Callable[[int], None] | None = None) -> SimulationResult:
+    """Simulate ``workload`` with the decision process listening at ``endpoint``."""
+    engine = BatsimEngine(workload, nb_machines, options)
+    codec = BatsimCodec(
+        host_names=list(host_names)[: engine.nb_machines] if host_names is not None else None,
+        workloads={workload.name: str(workload.source or "")},
+        profiles={workload.name: workload_profiles(workload)},
+        alloc_of=lambda job_id: engine.jobs[job_id].mask,
+        progress_of=lambda job_id: _progress(engine, job_id),
+    )
+    remote = RemoteDecisionProcess(endpoint, codec, timeout)
+    try:
+        return engine.run(remote, progress)
+    finally:
+        remote.close()
+
+
+def workload_profiles(workload: Workload) -> dict[str, dict]:
+    """The ``delay`` profiles of a workload, as Batsim lists them in SIMULATION_BEGINS."""
+    table = workload.jobs[["profile", "runtime"]].drop_duplicates("profile")
+    return {str(name): {"type": "delay", "delay": float(delay)} for name, delay in zip(table.profile, table.runtime)}
+
+
+def _progress(engine: BatsimEngine, job_id: str) -> float | None:
+    sim = engine.jobs[job_id]
+    if sim.state != KILLED or sim.runtime <= 0:
+        return None
+    return min((sim.finish - sim.start) / sim.runtime, 1.0)

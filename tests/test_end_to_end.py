@@ -1,0 +1,114 @@
+"""``serve`` driven by ``batsim-peer`` over real ZeroMQ sockets, and the whole protocol path in-process."""
+
+import socket
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
+from scheduler.batsim.server import DecisionServer
+from scheduler.config import SchedulerConfig
+from scheduler.core.scheduler import DecisionCore
+from scheduler.errors import ProtocolError
+from scheduler.sim.engine import BatsimEngine
+from scheduler.sim.peer import run_peer, workload_profiles
+from scheduler.sim.simulate import simulate
+from scheduler.workloads import load_workload
+from scheduler.workloads.synthetic import generate
+
+from tests.helpers import REPO, make_workload
+
+
+def free_endpoint() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def serve_in_thread(endpoint, options=None):
+    result = {}
+
+    def target():
+        try:
+            result["stats"] = DecisionServer(endpoint, options or {}, timeout=60).run()
+        except Exception as exc:  # reported by the test
+            result["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, result
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_workload(REPO / "workloads" / "sample.json")
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "saf"])
+def test_served_run_equals_the_in_process_run(sample, policy):
+    endpoint = free_endpoint()
+    thread, served = serve_in_thread(endpoint, {"policy": policy})
+    remote = run_peer(sample, endpoint, timeout=60)
+    thread.join(timeout=60)
+    assert "error" not in served, served.get("error")
+    local, _ = simulate(sample, SchedulerConfig(policy=policy))
+    assert remote.jobs.equals(local.jobs)
+    assert served["stats"].messages == remote.nb_messages
+    assert served["stats"].core.config.policy == policy
+
+
+def test_sched_config_from_batsim_sets_the_policy():
+    from scheduler.sim.engine import SimulationOptions
+
+    workload = generate(200, weeks=0.5, nb_res=16, seed=3)
+    endpoint = free_endpoint()
+    thread, served = serve_in_thread(endpoint)
+    run_peer(workload, endpoint, options=SimulationOptions(sched_config='{"policy": "spf"}'), timeout=60)
+    thread.join(timeout=60)
+    assert served["stats"].core.config.policy == "spf"
+
+
+def test_a_scheduler_that_disappears_gives_a_clear_error():
+    endpoint = free_endpoint()  # nobody listens there
+    with pytest.raises(ProtocolError, match="no reply from the scheduler"):
+        run_peer(make_workload([(0, 1, 10, 5)], nb_res=1), endpoint, timeout=0.5)
+
+
+def test_a_batsim_that_disappears_gives_a_clear_error():
+    with pytest.raises(ProtocolError, match="no message from Batsim"):
+        DecisionServer(free_endpoint(), timeout=0.3).run()
+
+
+def protocol_path(workload, config):
+    """Engine -> Batsim JSON -> our scheduler -> JSON -> engine, in-process."""
+    engine = BatsimEngine(workload)
+    batsim = BatsimCodec(workloads={"w0": "w.json"}, profiles={"w0": workload_profiles(workload)},
+                         alloc_of=lambda job_id: engine.jobs[job_id].mask)
+    ours = SchedulerCodec()
+    core = DecisionCore(config)
+
+    def decide(now, events):
+        received_now, received = ours.decode(batsim.encode(now, events))
+        return batsim.decode(ours.encode(received_now, core.decide(received_now, received)))[1]
+
+    return engine.run(decide)
+
+
+@st.composite
+def workloads(draw):
+    jobs = [(draw(st.integers(0, 50)), draw(st.integers(1, 5)), draw(st.integers(1, 40)), draw(st.integers(1, 45)))
+            for _ in range(draw(st.integers(1, 12)))]
+    return make_workload(jobs, nb_res=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf", "wfp"]))
+def test_replies_through_the_protocol_are_always_valid(workload, policy):
+    # the engine checks every decoded decision: allocations of exactly `res` free machines,
+    # known queued jobs only, kills of running jobs only; any violation raises.
+    result = protocol_path(workload, SchedulerConfig(policy=policy))
+    assert not result.unfinished
+    local, _ = simulate(workload, SchedulerConfig(policy=policy))
+    assert result.jobs.equals(local.jobs)
