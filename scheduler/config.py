@@ -12,6 +12,26 @@ from scheduler.errors import ConfigError
 from scheduler.knowledge import ESTIMATES
 
 
+CLASSIFIERS = ("none", "rf", "oracle")
+SAFEGUARDS = ("none", "kill")
+FEATURE_MODES = ("live", "paper")
+DIVIDERS = ("median", "last-week-median")
+
+#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates.
+VARIANTS: dict[str, dict[str, str]] = {
+    "base": {"classifier": "none", "safeguard": "none", "estimates": "requested"},
+    "classification": {"classifier": "rf", "safeguard": "none", "estimates": "requested"},
+    "classification-idempotent": {"classifier": "rf", "safeguard": "kill", "estimates": "requested"},
+    "class-clairvoyant": {"classifier": "oracle", "safeguard": "none", "estimates": "requested"},
+    "runtimes-clairvoyant": {"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"},
+}
+
+
+def _choice(name: str, value: str, known: tuple[str, ...]) -> None:
+    if value not in known:
+        raise ConfigError(f"{name}: unknown value {value!r}; known: {', '.join(known)}")
+
+
 @dataclass
 class SchedulerConfig:
     """Every option that changes scheduling decisions.
@@ -21,6 +41,18 @@ class SchedulerConfig:
     - ``estimates``: runtime knowledge for ordering and reservations (requested, clairvoyant).
     - ``starvation_threshold``: seconds after which a waiting job jumps to the head of the
       queue; None (the default) disables it, as in the paper and in batsched.
+    - ``classifier``: labels each submitted job small or large: ``none`` (every job is
+      large), ``rf`` (the paper's online Random Forest) or ``oracle`` (the true class).
+      Small jobs go to Q_small, ahead of Q.
+    - ``safeguard``: ``kill`` kills a small-classified job that outlives the divider and
+      resubmits it as large (``<id>#1``); ``none`` lets it run.
+    - ``divider``: the small/large boundary: ``median`` (of the training data),
+      ``last-week-median``, or a number of seconds.
+    - ``features``: ``live`` (history features from every job completed before the
+      submission) or ``paper`` (only from previous weeks).
+    - ``model``: a saved classifier to start from (``serve --model FILE``).
+    - ``timezone``: the trace's time zone (IANA name) for the classifier's temporal
+      features; ``simulate`` takes it from the SWF header when there is one.
     - ``seed``: seeds every random choice, so runs are reproducible.
     """
 
@@ -28,6 +60,12 @@ class SchedulerConfig:
     backfill_order: str | None = None
     estimates: str = "requested"
     starvation_threshold: float | None = None
+    classifier: str = "none"
+    safeguard: str = "none"
+    divider: str | float = "median"
+    features: str = "live"
+    model: str | None = None
+    timezone: str | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -45,8 +83,29 @@ class SchedulerConfig:
                     f"starvation_threshold: expected a positive number of seconds, got {self.starvation_threshold!r}"
                 )
             self.starvation_threshold = float(self.starvation_threshold)
+        _choice("classifier", self.classifier, CLASSIFIERS)
+        _choice("safeguard", self.safeguard, SAFEGUARDS)
+        _choice("features", self.features, FEATURE_MODES)
+        if isinstance(self.divider, str) and self.divider not in DIVIDERS:
+            try:
+                self.divider = float(self.divider)
+            except ValueError:
+                raise ConfigError(f"divider: expected {' or '.join(DIVIDERS)} or seconds, got {self.divider!r}") from None
+        if not isinstance(self.divider, str) and not (isinstance(self.divider, (int, float)) and self.divider > 0):
+            raise ConfigError(f"divider: expected a positive number of seconds, got {self.divider!r}")
+        if self.safeguard == "kill" and self.classifier == "none":
+            raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
         if not isinstance(self.seed, int):
             raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
+
+    @classmethod
+    def variant(cls, name: str, **options: Any) -> "SchedulerConfig":
+        """The config of one of the paper's variants (Figure 9), with ``options`` on top."""
+        try:
+            settings = VARIANTS[name]
+        except KeyError:
+            raise ConfigError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}") from None
+        return cls.from_dict({**settings, **options}, f"variant {name}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

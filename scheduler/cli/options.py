@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from scheduler.config import SchedulerConfig
+from scheduler.config import CLASSIFIERS, FEATURE_MODES, SAFEGUARDS, VARIANTS, SchedulerConfig
 from scheduler.core.policies import BATSCHED_ALIASES, POLICIES
 from scheduler.knowledge import ESTIMATES
 
@@ -18,6 +18,14 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--estimates", choices=sorted(ESTIMATES), help="runtime knowledge (default requested)")
     group.add_argument("--starvation-threshold", type=float, metavar="S",
                        help="seconds of waiting after which a job moves to the head of the queue (default: off)")
+    group.add_argument("--variant", choices=list(VARIANTS),
+                       help="one of the paper's variants (sets classifier, safeguard and estimates)")
+    group.add_argument("--classifier", choices=CLASSIFIERS, help="job size classifier (default none)")
+    group.add_argument("--safeguard", choices=SAFEGUARDS, help="kill small jobs that outlive the divider (default none)")
+    group.add_argument("--divider", metavar="D", help="small/large boundary: median, last-week-median or seconds")
+    group.add_argument("--features", choices=FEATURE_MODES, help="classifier history features (default live)")
+    group.add_argument("--model", metavar="FILE", help="start from a saved classifier")
+    group.add_argument("--timezone", metavar="TZ", help="trace time zone for temporal features (IANA name)")
     group.add_argument("--seed", type=int, help="random seed (default 0)")
     group.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
                        help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
@@ -26,14 +34,23 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
 
 
 def option_overrides(args: argparse.Namespace) -> dict:
-    """The scheduling options given as flags (None when not given)."""
-    return {
+    """The scheduling options given as flags (``--variant`` first, explicit flags on top)."""
+    overrides = dict(VARIANTS[args.variant]) if args.variant else {}
+    flags = {
         "policy": args.policy,
         "backfill_order": args.backfill_order,
         "estimates": args.estimates,
         "starvation_threshold": args.starvation_threshold,
+        "classifier": args.classifier,
+        "safeguard": args.safeguard,
+        "divider": args.divider,
+        "features": args.features,
+        "model": args.model,
+        "timezone": args.timezone,
         "seed": args.seed,
     }
+    overrides.update({k: v for k, v in flags.items() if v is not None})
+    return overrides
 
 
 def file_options(args: argparse.Namespace) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Iterable
+from typing import Any, Iterable
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.easy import EasyBackfilling
@@ -16,8 +16,10 @@ from scheduler.core.events import (
     JobKilled,
     JobSubmitted,
     NoMoreStaticJobs,
+    RegistrationFinished,
     Reject,
     RequestedCall,
+    SetMetadata,
     SimulationBegins,
     SimulationEnds,
     Unhandled,
@@ -26,11 +28,14 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.policies import get_policy
 from scheduler.core.queue import JobQueue
-from scheduler.errors import SimulationError
+from scheduler.core.safeguard import Safeguard
+from scheduler.errors import ConfigError, SimulationError
 from scheduler.knowledge import get_estimates
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
+#: Queue ranks: Q_small comes before Q.
+SMALL, LARGE = 0, 1
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +47,21 @@ class DecisionCore:
     and send back the decisions it returns, in order.
     """
 
-    def __init__(self, config: SchedulerConfig | None = None) -> None:
+    def __init__(self, config: SchedulerConfig | None = None, classifier: Any = None) -> None:
         self.config = config or SchedulerConfig()
         self.knowledge = get_estimates(self.config.estimates)
+        self.classifier = classifier  # built at SIMULATION_BEGINS unless given
+        self.safeguard: Safeguard | None = None
         self.easy: EasyBackfilling | None = None
         self.jobs: dict[str, Job] = {}
         self.states: dict[str, str] = {}
         self.reject_reasons: dict[str, str] = {}
+        self.small: dict[str, float] = {}  # small-classified job id -> the divider that classified it
+        self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
+        self.starts: dict[str, float] = {}
         self.nb_machines = 0
+        self.dynamic_jobs = False
+        self.registration_finished = False
         self.no_more_static_jobs = False
         self.ended = False
 
@@ -61,13 +73,16 @@ class DecisionCore:
         released = False
         for event in events:
             if isinstance(event, JobSubmitted):
-                job = self._submit(event.job, decisions)
+                job = self._submit(event.job, now, decisions)
                 if job is not None:
                     arrived.append(job)
             elif isinstance(event, JobCompleted):
-                released |= self._complete(event)
+                released = True
+                resubmitted = self._complete(event, now, decisions)
+                if resubmitted is not None:
+                    arrived.append(resubmitted)
             elif isinstance(event, JobKilled):
-                pass  # machines were released by the JOB_COMPLETED(COMPLETED_KILLED) before it
+                pass  # JOB_COMPLETED(COMPLETED_KILLED) came first and released the machines
             elif isinstance(event, SimulationBegins):
                 self._begin(event)
             elif isinstance(event, NoMoreStaticJobs):
@@ -75,17 +90,26 @@ class DecisionCore:
             elif isinstance(event, SimulationEnds):
                 self.ended = True
             elif isinstance(event, RequestedCall):
-                pass
+                pass  # the safeguard checks its deadlines at every decision
             elif isinstance(event, WaitingTimeQuery):
                 decisions.append(AnswerWaitingTime(event.job.id, self.estimate_waiting_time(event.job, now)))
             elif isinstance(event, Unhandled):
                 log.info("ignoring %s event at %g: %s", event.type, event.time, event.data)
             else:
                 raise SimulationError(f"unsupported event {type(event).__name__}")
-        if self.easy is not None and not self.ended:
-            for execute in self.easy.schedule(now, arrived, released):
-                self.states[execute.job_id] = RUNNING
-                decisions.append(execute)
+        if self.easy is None or self.ended:
+            return decisions
+        if self.safeguard is not None:
+            decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
+        for execute in self.easy.schedule(now, arrived, released):
+            self.states[execute.job_id] = RUNNING
+            self.starts[execute.job_id] = now
+            decisions.append(execute)
+            if self.safeguard is not None and execute.job_id in self.small:
+                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
+        if self.dynamic_jobs and not self.registration_finished and self._registration_over():
+            self.registration_finished = True
+            decisions.append(RegistrationFinished())
         return decisions
 
     # --- event handlers ------------------------------------------------------------
@@ -96,13 +120,22 @@ class DecisionCore:
         if event.nb_resources <= 0:
             raise SimulationError(f"SIMULATION_BEGINS: nb_resources must be positive, got {event.nb_resources}")
         self.nb_machines = event.nb_resources
+        self.dynamic_jobs = bool(event.config.get("dynamic-jobs-enabled", False))
+        if self.config.safeguard == "kill":
+            if not self.dynamic_jobs:
+                raise ConfigError("the kill safeguard resubmits killed jobs: run Batsim with --enable-dynamic-jobs")
+            self.safeguard = Safeguard(profile_reuse=bool(event.config.get("profile-reuse-enabled", False)))
+        if self.classifier is None and self.config.classifier != "none":
+            self.classifier = make_classifier(self.config, start_time=event.time)
         queue = JobQueue(get_policy(self.config.policy), self.config.starvation_threshold)
         backfill = get_policy(self.config.backfill_order) if self.config.backfill_order else None
         self.easy = EasyBackfilling(self.nb_machines, queue, self._estimate, backfill)
 
-    def _submit(self, job: Job, decisions: list[Decision]) -> Job | None:
+    def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
         if self.easy is None:
             raise SimulationError(f"job {job.id!r} submitted before SIMULATION_BEGINS")
+        if job.id in self.origin:
+            return None  # Batsim's echo of a job we registered (--acknowledge-dynamic-jobs)
         if job.id in self.jobs:
             raise SimulationError(f"job {job.id!r} submitted twice")
         self.jobs[job.id] = job
@@ -112,8 +145,14 @@ class DecisionCore:
             self.reject_reasons[job.id] = reason
             decisions.append(Reject(job.id, reason))
             return None
+        rank = LARGE
+        if self.classifier is not None:
+            if self.classifier.classify(job, now):
+                rank = SMALL
+                self.small[job.id] = self.classifier.divider_at(now)
+            decisions.append(SetMetadata(job.id, f"class={'small' if rank == SMALL else 'large'}"))
         self.states[job.id] = QUEUED
-        self.easy.queue.push(job, self._estimate(job), now=job.subtime)
+        self.easy.queue.push(job, self._estimate(job), rank=rank, now=now)
         return job
 
     def _rejection_reason(self, job: Job) -> str | None:
@@ -126,21 +165,48 @@ class DecisionCore:
             return f"no runtime estimate ({self.knowledge.name} estimates need a positive walltime)"
         return None
 
-    def _complete(self, event: JobCompleted) -> bool:
-        state = self.states.get(event.job_id)
+    def _complete(self, event: JobCompleted, now: float, decisions: list[Decision]) -> Job | None:
+        """Release the job's machines; learn its runtime; resubmit it if the safeguard killed it."""
+        job_id = event.job_id
+        state = self.states.get(job_id)
         if state is None:
-            raise SimulationError(f"JOB_COMPLETED for unknown job {event.job_id!r}")
+            raise SimulationError(f"JOB_COMPLETED for unknown job {job_id!r}")
         if state != RUNNING:
-            raise SimulationError(f"JOB_COMPLETED for job {event.job_id!r}, which is {state}, not running")
-        self.easy.profile.finish(event.job_id)
-        self.states[event.job_id] = KILLED if event.state == "COMPLETED_KILLED" else COMPLETED
-        return True
+            raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
+        self.easy.profile.finish(job_id)
+        original = self.origin.get(job_id, job_id)
+        if event.state != "COMPLETED_KILLED":
+            self.states[job_id] = COMPLETED
+            if self.classifier is not None:
+                self.classifier.completed(self.jobs[original], now - self.starts[job_id], now)
+            return None
+        self.states[job_id] = KILLED
+        if self.safeguard is None or job_id not in self.safeguard.killing:
+            return None  # killed by someone else: nothing to resubmit
+        attempt = sum(1 for origin in self.origin.values() if origin == original) + 1
+        job, registration = self.safeguard.resubmit(self.jobs[job_id], original, attempt, now)
+        decisions.extend(registration)
+        self.origin[job.id] = original
+        self.jobs[job.id] = job
+        self.states[job.id] = QUEUED
+        self.easy.queue.push(job, self._estimate(job), rank=LARGE, now=now)
+        return job
+
+    def _registration_over(self) -> bool:
+        """No job can be registered any more: no small job may still be killed."""
+        if self.safeguard is None:
+            return True
+        if not self.no_more_static_jobs or self.safeguard.killing:
+            return False
+        return not any(self.states[job_id] in (QUEUED, RUNNING) for job_id in self.small)
 
     def _estimate(self, job: Job) -> float:
         estimate = self.knowledge.estimate(job)
         if estimate is None:
             raise SimulationError(f"job {job.id!r}: no runtime estimate")
         return estimate
+
+    # --- queries and accounting ----------------------------------------------------
 
     def estimate_waiting_time(self, job: Job, now: float) -> float:
         """How long ``job`` would wait if submitted now: EASY's earliest start for it given the
@@ -151,8 +217,16 @@ class DecisionCore:
         fit = self.easy.profile.first_fit(job.res, self._estimate(job), now)
         return fit.start - now
 
-    # --- accounting ----------------------------------------------------------------
-
     def accounting(self) -> Counter:
-        """How many jobs are in each lifecycle state."""
+        """How many jobs (attempts) are in each lifecycle state."""
         return Counter(self.states.values())
+
+
+def make_classifier(config: SchedulerConfig, start_time: float = 0.0):
+    """The job classifier a config asks for (loaded from ``config.model`` when given)."""
+    from scheduler.knowledge.classifier import JobClassifier
+
+    if config.model:
+        return JobClassifier.load(config.model)
+    return JobClassifier(method=config.classifier, divider=config.divider, features=config.features,
+                         seed=config.seed, start_time=start_time, timezone=config.timezone)

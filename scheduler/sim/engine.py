@@ -43,6 +43,7 @@ from scheduler.core.events import (
     Kill,
     NoMoreStaticJobs,
     RegisterJob,
+    RegisterProfile,
     RegistrationFinished,
     Reject,
     RequestedCall,
@@ -129,6 +130,8 @@ class BatsimEngine:
         self._static_next = 0
         self._calls_pending = 0
         self._registration_finished = False
+        self._registered_profiles: dict[tuple[str, str], float] = {}
+        self._collected_profiles: set[tuple[str, str]] = set()
         self._load_static_jobs()
 
     # --- set-up --------------------------------------------------------------------
@@ -148,6 +151,7 @@ class BatsimEngine:
             job = Job(full_id, float(subtime), int(res), float(walltime), str(profile), float(runtime), fields)
             self.jobs[full_id] = _SimJob(job, float(runtime))
         self._static = sorted(self.jobs, key=lambda job_id: (self.jobs[job_id].job.subtime, job_id))
+        self._static_profiles = set(table["profile"].astype(str))
         if self._static:
             self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
 
@@ -240,6 +244,8 @@ class BatsimEngine:
                                           "Batsim aborts ('You asked to be awaken in the past')")
                 self._calls_pending += 1
                 self._arm(decision.time, _CALL, None)
+            elif isinstance(decision, RegisterProfile):
+                self._register_profile(decision)
             elif isinstance(decision, RegisterJob):
                 self._register(decision.job)
             elif isinstance(decision, SetMetadata):
@@ -320,19 +326,41 @@ class BatsimEngine:
             raise SimulationError(f"{what}: a job id must be 'workload!name'")
         if job.id in self.jobs:
             raise SimulationError(f"{what}: the job already exists (Batsim aborts on duplicate ids)")
-        if job.runtime is None:
+        workload = job.id.partition("!")[0]
+        profile = (workload, job.profile)
+        if profile in self._collected_profiles and profile not in self._registered_profiles:
+            raise SimulationError(f"{what}: profile {job.profile!r} existed some time ago but is no longer "
+                                  "accessible (Batsim garbage-collects a profile once a job using it finished; "
+                                  "use --enable-profile-reuse or REGISTER_PROFILE a copy)")
+        runtime = self._registered_profiles.get(profile, job.runtime)
+        if runtime is None:
             raise SimulationError(f"{what}: profile {job.profile!r} has no known delay")
+        job = Job(job.id, job.subtime, job.res, job.walltime, job.profile, runtime, job.extras)
         sim = _SimJob(Job(job.id, job.subtime, job.res, job.walltime, job.profile, job.runtime, dict(job.extras)),
                       float(job.runtime), submitted=True)  # Batsim submits it while parsing the reply
         self.jobs[job.id] = sim
         if self.options.acknowledge_dynamic_jobs:
             self._next_wave.append(lambda now: [JobSubmitted(now, sim.job)])
 
+    def _register_profile(self, decision: RegisterProfile) -> None:
+        what = f"REGISTER_PROFILE {decision.workload}!{decision.name}"
+        if not self.options.enable_dynamic_jobs:
+            raise SimulationError(f"{what}: dynamic jobs are disabled (Batsim needs --enable-dynamic-jobs)")
+        key = (decision.workload, decision.name)
+        if key in self._registered_profiles or self._profile_exists(key):
+            raise SimulationError(f"{what}: the profile already exists (Batsim aborts on duplicates)")
+        self._registered_profiles[key] = float(decision.delay)
+
+    def _profile_exists(self, key: tuple[str, str]) -> bool:
+        return key[0] == self.workload.name and key[1] in self._static_profiles
+
     def _finish(self, job_id: str, time: float, state: str) -> None:
         sim = self.jobs[job_id]
         sim.state, sim.finish = state, time
         self.free |= sim.mask
         self.rows.append(job_id)
+        if not (self.options.enable_dynamic_jobs and self.options.enable_profile_reuse):
+            self._collected_profiles.add((sim.job.workload, sim.job.profile))
 
     # --- output --------------------------------------------------------------------
 

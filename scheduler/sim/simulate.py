@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from scheduler.config import SchedulerConfig
@@ -26,6 +27,11 @@ def simulate(
     """
     config = config or SchedulerConfig()
     nb_machines = nb_machines or workload.nb_res
+    if config.classifier != "none" and config.timezone is None:
+        config = replace(config, timezone=workload_timezone(workload))
+    if config.safeguard != "none":
+        # the safeguard resubmits killed jobs, which needs Batsim's dynamic jobs
+        options = replace(options or SimulationOptions(), enable_dynamic_jobs=True, enable_profile_reuse=True)
     core = DecisionCore(config)
     decide = TimedDecisions(core.decide)
     result = BatsimEngine(workload, nb_machines, options).run(decide, progress)
@@ -49,3 +55,9 @@ class TimedDecisions:
             return self.decide(now, events)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+def workload_timezone(workload: Workload) -> str | None:
+    """The trace's time zone from its SWF header (``TimeZoneString``), if any."""
+    value = workload.header.get("TimeZoneString")
+    return str(value) if value else None

@@ -1,0 +1,74 @@
+"""The paper's safeguard (Algorithm 2): a job classified small that is still running
+``divider`` seconds after it started is killed and resubmitted as a large job.
+
+With Batsim this takes CALL_ME_LATER at start + divider, KILL_JOB when the call comes and
+the job still runs, then REGISTER_JOB of ``<id>#<attempt>`` (same ``res``, walltime and
+profile) with SET_JOB_METADATA recording the lineage. The embedded engine goes through the
+very same decisions.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+from scheduler.core.events import CallMeLater, Decision, Kill, RegisterJob, RegisterProfile, SetMetadata
+from scheduler.core.job import Job
+from scheduler.errors import ConfigError
+
+
+class Safeguard:
+    """Deadlines of small jobs, the kills they cause, and the resubmissions that follow."""
+
+    def __init__(self, profile_reuse: bool = True) -> None:
+        self.profile_reuse = profile_reuse
+        self._deadlines: list[tuple[float, str]] = []  # (start + divider, job id)
+        self._calls: set[float] = set()  # CALL_ME_LATER times not answered yet
+        self.killing: set[str] = set()  # kill requested, JOB_COMPLETED(KILLED) not seen yet
+        self.kills = 0
+
+    def watch(self, job_id: str, deadline: float, now: float) -> list[Decision]:
+        """A small job started: ask to be called at its deadline (once per distinct time)."""
+        heapq.heappush(self._deadlines, (deadline, job_id))
+        if deadline in self._calls or deadline <= now:
+            return []
+        self._calls.add(deadline)
+        return [CallMeLater(deadline)]
+
+    def due(self, now: float, running: Callable[[str], bool]) -> list[Decision]:
+        """Kill the watched jobs whose deadline has come and that are still running."""
+        self._calls = {t for t in self._calls if t > now}
+        victims = []
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, job_id = heapq.heappop(self._deadlines)
+            if running(job_id) and job_id not in self.killing:
+                victims.append(job_id)
+        if not victims:
+            return []
+        self.killing.update(victims)
+        self.kills += len(victims)
+        return [Kill(tuple(victims))]
+
+    @property
+    def pending(self) -> bool:
+        """Whether a kill may still happen (a watched job runs, or a kill is in progress)."""
+        return bool(self._deadlines or self.killing)
+
+    def resubmit(self, killed: Job, original_id: str, attempt: int, now: float) -> tuple[Job, list[Decision]]:
+        """The large job that replaces a killed one, and the decisions that register it."""
+        self.killing.discard(killed.id)
+        workload, _, name = original_id.partition("!")
+        job_id = f"{workload}!{name}#{attempt}"
+        profile = killed.profile
+        decisions: list[Decision] = []
+        if not self.profile_reuse:
+            # Batsim garbage-collects a profile once a job using it finished: register a copy.
+            if killed.runtime is None:
+                raise ConfigError(f"cannot resubmit {killed.id!r}: its profile {profile!r} is not a known delay "
+                                  "profile; run Batsim with --enable-profile-reuse")
+            profile = f"{profile}_resubmit_{name}_{attempt}"
+            decisions.append(RegisterProfile(workload, profile, killed.runtime))
+        job = Job(job_id, now, killed.res, killed.walltime, profile, killed.runtime, dict(killed.extras))
+        decisions.append(RegisterJob(job))
+        decisions.append(SetMetadata(job_id, f"parent={original_id};class=large"))
+        return job, decisions

@@ -1,0 +1,146 @@
+"""Q_small and the kill/resubmit safeguard, with a stub classifier so that classes are chosen by the test."""
+
+import pytest
+
+from scheduler.config import SchedulerConfig
+from scheduler.core.events import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
+from scheduler.core.scheduler import DecisionCore
+from scheduler.errors import ConfigError
+from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from scheduler.metrics import fold_attempts, summarize
+
+from tests.helpers import make_workload
+
+
+class StubClassifier:
+    """Small = the job ids listed; a fixed divider; remembers what it was told."""
+
+    def __init__(self, small_ids, divider=10.0):
+        self.small_ids = set(small_ids)
+        self.divider = divider
+        self.completions = []
+
+    def classify(self, job, now):
+        return job.id in self.small_ids
+
+    def divider_at(self, now):
+        return self.divider
+
+    def completed(self, job, runtime, now):
+        self.completions.append((job.id, runtime, now))
+
+
+def run(jobs, nb_res, small_ids, config=None, ack=True, divider=10.0):
+    config = config or SchedulerConfig(classifier="oracle", safeguard="kill")
+    classifier = StubClassifier(small_ids, divider)
+    core = DecisionCore(config, classifier=classifier)
+    messages = []
+
+    def decide(now, events):
+        decisions = core.decide(now, events)
+        messages.append((now, list(events), decisions))
+        return decisions
+
+    options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=ack, enable_profile_reuse=True)
+    result = BatsimEngine(make_workload(jobs, nb_res), options=options).run(decide)
+    return result, core, classifier, messages
+
+
+def test_q_small_runs_before_older_large_jobs():
+    # job 0 occupies the machine; then large job 1 and small job 2 wait; small goes first
+    result, *_ = run([(0, 1, 100, 50), (1, 1, 100, 5), (2, 1, 100, 5)], 1, {"w0!2"},
+                     SchedulerConfig(classifier="oracle"))
+    starts = dict(zip(result.jobs.job_id, result.jobs.starting_time))
+    assert starts == {"0": 0, "2": 50, "1": 55}
+
+
+def test_a_small_job_outliving_the_divider_is_killed_and_resubmitted_as_large():
+    result, core, classifier, messages = run([(0, 2, 100, 30), (0, 1, 100, 5)], 2, {"w0!0", "w0!1"})
+    rows = {row.job_id: row for row in result.jobs.itertuples()}
+    # killed exactly divider (10 s) after its start; small job 1, waiting since 0, runs next
+    # (Q_small first), then the job reruns in full as the large w0!0#1
+    assert rows["0"].final_state == "COMPLETED_KILLED" and rows["0"].finish_time == 10
+    assert rows["1"].starting_time == 10
+    assert rows["0#1"].final_state == "COMPLETED_SUCCESSFULLY"
+    assert rows["0#1"].starting_time == 15 and rows["0#1"].execution_time == 30
+    assert rows["0#1"].metadata == "parent=w0!0;class=large"
+    assert rows["0"].metadata == "class=small"
+    # the decisions: CALL_ME_LATER at start + divider, KILL_JOB then, REGISTER_JOB after the kill
+    decisions = [d for _, _, ds in messages for d in ds]
+    assert CallMeLater(10.0) in decisions
+    assert Kill(("w0!0",)) in decisions
+    registered = [d.job.id for d in decisions if isinstance(d, RegisterJob)]
+    assert registered == ["w0!0#1"]
+    assert sum(isinstance(d, RegistrationFinished) for d in decisions) == 1
+    # the small job that finished in time was not killed; the classifier learnt both runtimes
+    assert rows["1"].final_state == "COMPLETED_SUCCESSFULLY"
+    assert sorted(classifier.completions) == [("w0!0", 30.0, 45.0), ("w0!1", 5.0, 15.0)]
+    assert core.accounting() == {"completed": 2, "killed": 1}
+
+
+def test_a_job_ending_exactly_at_the_divider_is_not_killed():
+    result, *_ = run([(0, 1, 100, 10)], 1, {"w0!0"})
+    assert list(result.jobs.final_state) == ["COMPLETED_SUCCESSFULLY"]
+
+
+@pytest.mark.parametrize("ack", [True, False])
+def test_resubmission_works_with_and_without_acknowledgement(ack):
+    result, *_ = run([(0, 1, 100, 30)], 1, {"w0!0"}, ack=ack)
+    assert list(result.jobs.job_id) == ["0", "0#1"]
+
+
+def test_metrics_fold_the_attempts_into_the_original_job():
+    result, *_ = run([(0, 2, 100, 30), (0, 1, 100, 5)], 2, {"w0!0", "w0!1"})
+    folded = fold_attempts(result.jobs).set_index("job_id")
+    assert folded.loc["0", "runtime"] == 30 and folded.loc["0", "response"] == 45
+    assert folded.loc["0", "wasted_core_seconds"] == 20  # 10 s on 2 machines
+    summary = summarize(result.jobs, nb_machines=2)
+    assert summary["nb_kills"] == 1 and summary["nb_jobs"] == 2
+
+
+def test_the_safeguard_needs_dynamic_jobs():
+    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier(()))
+    with pytest.raises(ConfigError, match="--enable-dynamic-jobs"):
+        BatsimEngine(make_workload([(0, 1, 10, 5)], 1)).run(core.decide)
+
+
+def test_without_profile_reuse_a_copy_of_the_profile_is_registered():
+    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
+    options = SimulationOptions(enable_dynamic_jobs=True)
+    messages = []
+
+    def decide(now, events):
+        decisions = core.decide(now, events)
+        messages.extend(decisions)
+        return decisions
+
+    result = BatsimEngine(make_workload([(0, 1, 100, 30)], 1), options=options).run(decide)
+    profiles = [d for d in messages if isinstance(d, RegisterProfile)]
+    assert profiles and profiles[0].delay == 30 and profiles[0].workload == "w0"
+    job = [d.job for d in messages if isinstance(d, RegisterJob)][0]
+    assert job.profile == profiles[0].name
+    assert list(result.jobs.final_state) == ["COMPLETED_KILLED", "COMPLETED_SUCCESSFULLY"]
+
+
+def test_the_engine_refuses_a_garbage_collected_profile_like_batsim():
+    # reusing the killed job's profile without --enable-profile-reuse aborts real Batsim
+    from scheduler.core.events import Execute, JobSubmitted, RegisterJob as Register, RegistrationFinished as Done
+    from scheduler.core.job import Job
+    from scheduler.errors import SimulationError
+    from procset import ProcSet
+
+    def decide(now, events):
+        for event in events:
+            if isinstance(event, JobSubmitted) and "#" not in event.job.id:
+                return [Execute.on(event.job.id, ProcSet(0))]
+        if now == 5:
+            return [Register(Job("w0!0#1", 5, 1, 100, "delay_5", 5.0)), Done()]
+        return []
+
+    with pytest.raises(SimulationError, match="no longer accessible"):
+        BatsimEngine(make_workload([(0, 1, 100, 5)], 1), options=SimulationOptions(enable_dynamic_jobs=True)).run(decide)
+
+
+def test_safeguard_without_classifier_is_a_config_error():
+    with pytest.raises(ConfigError, match="needs a classifier"):
+        SchedulerConfig(safeguard="kill")
