@@ -1,0 +1,191 @@
+"""Shared helpers for the benchmarks: paths, repeated timing, subprocess wall time and peak
+memory, a fixed CPU calibration loop, and Markdown tables.
+
+Every benchmark reports its figures as ratios against a baseline measured in the same run:
+single timings on shared machines are noise, ratios are much less so.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+#: The repository root (the folder that holds ``scheduler/``).
+REPO = Path(__file__).resolve().parents[1]
+#: The team's shared data beside the checkout; it may be absent.
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+if str(REPO) not in sys.path:  # run as `python benchmarks/bench_x.py` without installing
+    sys.path.insert(0, str(REPO))
+
+
+def shared_path(*parts: str) -> Path | None:
+    """``SHARED/parts``, or None if it is not there."""
+    path = SHARED.joinpath(*parts)
+    return path if path.exists() else None
+
+
+def require_shared(*relative: str) -> list[Path]:
+    """The shared files ``relative`` (paths under ``SHARED``); exits cleanly (status 0) with a
+    message naming the first missing one."""
+    paths = []
+    for rel in relative:
+        path = SHARED / rel
+        if not path.exists():
+            print(f"skipped: {path} is not there (the benchmark reads the team's shared data "
+                  f"beside the checkout)")
+            sys.exit(0)
+        paths.append(path)
+    return paths
+
+
+# --- timing ------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    """Repeated measurements of one thing (seconds, or any unit)."""
+
+    values: list[float]
+
+    @property
+    def best(self) -> float:
+        return min(self.values)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+
+def repeat(function: Callable[[], object], times: int) -> tuple[Timing, object]:
+    """Call ``function`` ``times`` times; its wall times and its last result."""
+    values = []
+    result = None
+    for _ in range(times):
+        started = time.perf_counter()
+        result = function()
+        values.append(time.perf_counter() - started)
+    return Timing(values), result
+
+
+def calibration_loop(n: int = 3_000_000) -> float:
+    """A fixed pure-Python CPU loop (integer arithmetic, a dict and a list); its wall time.
+
+    It measures how fast this interpreter runs on this machine right now, so that results
+    can be compared across machines and runs as ratios to it.
+    """
+    started = time.perf_counter()
+    table: dict[int, int] = {}
+    items: list[int] = []
+    total = 0
+    for i in range(n):
+        total += (i * 7919) % 104_729
+        if i & 1023 == 0:
+            table[i] = total
+            items.append(total)
+    items.sort()
+    assert total > 0 and len(table) == len(items)
+    return time.perf_counter() - started
+
+
+# --- subprocesses ------------------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a child Python: this checkout first on ``PYTHONPATH``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    env.setdefault("PYTHONHASHSEED", "0")
+    return env
+
+
+@dataclass
+class ChildRun:
+    wall: float  # seconds, from spawn to exit
+    max_rss_mb: float  # this child's peak resident set size, MiB
+    cpu: float  # user + system CPU seconds of this child
+    stdout: str = ""
+
+
+def run_child(argv: Sequence[str], cwd: Path | None = None) -> ChildRun:
+    """Run ``argv`` as a fresh subprocess; its wall time, peak memory, CPU time and output.
+
+    The peak memory is that child's own ``ru_maxrss`` (``os.wait4`` on its pid), not the
+    running maximum over all children that ``RUSAGE_CHILDREN`` gives.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(list(argv), cwd=cwd, env=child_env(), stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{' '.join(map(str, argv))} failed with status {child.returncode}:\n"
+                               f"{err.read().decode(errors='replace')[-2000:]}")
+        out.seek(0)
+        stdout = out.read().decode(errors="replace")
+    rss_kib = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss / 1024
+    return ChildRun(wall, rss_kib / 1024, usage.ru_utime + usage.ru_stime, stdout)
+
+
+# --- reporting ---------------------------------------------------------------------
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table; numbers should already be formatted as strings."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def machine_line() -> str:
+    """One line that says where the figures come from."""
+    return (f"Python {platform.python_version()} ({platform.python_implementation()}), "
+            f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs")
+
+
+def seconds(value: float) -> str:
+    return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+def ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}x"
+
+
+# --- one simulation, measured ----------------------------------------------------------
+
+
+def measured_simulation(workload, config, nb_machines: int) -> tuple[dict[str, float], object]:
+    """Simulate ``workload``; its wall and CPU seconds, the decision core's share, the message
+    count, and the result.
+
+    CPU time (``time.process_time``) is what the ratios should use on a shared machine: other
+    processes competing for the cores stretch the wall time, much less this process's CPU time.
+    """
+    from scheduler.sim.simulate import simulate
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    result, _core = simulate(workload, config, nb_machines)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "decisions": result.scheduling_time / wall,
+            "messages": result.nb_messages, "jobs": len(workload)}, result
+
+
+def python_child(script: Path, *arguments: object) -> tuple[dict, ChildRun]:
+    """Run ``python script arguments...`` in a fresh process; the JSON object it prints last,
+    and the child's own wall time and peak memory."""
+    import json
+
+    child = run_child([sys.executable, str(script), *map(str, arguments)], cwd=REPO)
+    return json.loads(child.stdout.strip().splitlines()[-1]), child
