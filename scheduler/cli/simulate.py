@@ -10,6 +10,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from scheduler.cli.options import add_scheduling_options, config_from_args
+from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload
@@ -29,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--tau", type=float, default=60.0, help="bounded-slowdown threshold in seconds (default 60)")
     parser.add_argument("--output-prefix", "-e", metavar="P", help="write P_jobs.csv, P_schedule.csv, P_summary.json")
     parser.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
+    parser.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -48,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - started
     summary = run_summary(result, core, workload, config, tau=args.tau, wall_time=wall)
     if args.output_prefix:
-        write_results(args.output_prefix, result, summary)
+        write_results(args.output_prefix, result, summary, core)
+    if args.save_model:
+        if core.classifier is None:
+            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
+        core.classifier.save(args.save_model)
     print(format_table(summary))
     if args.output_prefix:
         print(f"\nwrote {Path(args.output_prefix)}_jobs.csv, _schedule.csv, _summary.json")
@@ -62,7 +68,8 @@ def format_table(summary: dict) -> str:
     rows = [
         ("workload", f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, "
                      f"{summary['nb_machines']} machines)"),
-        ("scheduler", f"EASY-{config['policy'].upper()}, estimates={config['estimates']}"),
+        ("scheduler", f"EASY-{config['policy'].upper()}, estimates={config['estimates']}, "
+                      f"classifier={config['classifier']}, safeguard={config['safeguard']}"),
         ("jobs", _job_states(summary["accounting"]["final_states"])),
         (f"mean bsld (tau={summary['tau']:g}s)", f"{metrics['mean_bsld']:.2f}"),
         ("mean wait", f"{metrics['mean_wait']:.0f} s"),
@@ -74,6 +81,11 @@ def format_table(summary: dict) -> str:
         ("P2SF", f"{metrics['p2sf']:.2f}"),
         ("wall time", f"{summary['wall_time']:.2f} s"),
     ]
+    classifier = summary.get("classifier")
+    if classifier:
+        rows[2:2] = [("classifier", f"{classifier['method']}: precision {classifier['precision']:.3f}, "
+                                    f"recall {classifier['recall']:.3f}, false-small "
+                                    f"{classifier['false_small_rate']:.2%}, kills {classifier['kills']}")]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 

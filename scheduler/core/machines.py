@@ -16,23 +16,26 @@ def full_mask(nb_machines: int) -> int:
 
 
 def lowest(mask: int, count: int) -> int:
-    """The ``count`` lowest-numbered machines of ``mask`` (which must hold enough)."""
+    """The ``count`` lowest-numbered machines of ``mask`` (which must hold enough).
+
+    Walks the runs of consecutive machines from the low end, so the cost grows with the
+    number of runs taken, not with the machine size.
+    """
     if count <= 0:
         return 0
-    total = mask.bit_count()
-    if total < count:
-        raise ValueError(f"mask holds {total} machines, {count} requested")
-    if total == count:
-        return mask
-    # The smallest bit length ``hi`` such that the low ``hi`` bits hold ``count`` machines.
-    lo, hi = count, mask.bit_length()
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if (mask & ((1 << mid) - 1)).bit_count() >= count:
-            hi = mid
-        else:
-            lo = mid + 1
-    return mask & ((1 << hi) - 1)
+    chosen = 0
+    rest = mask
+    while rest:
+        low_bit = rest & -rest
+        first = low_bit.bit_length() - 1
+        carry = rest + low_bit  # clears the lowest run of ones, sets the bit above it
+        length = (carry & -carry).bit_length() - 1 - first
+        if length >= count:
+            return chosen | (((1 << count) - 1) << first)
+        chosen |= ((1 << length) - 1) << first
+        count -= length
+        rest &= carry
+    raise ValueError(f"mask holds {mask.bit_count()} machines, {count} more requested")
 
 
 def runs(mask: int) -> list[tuple[int, int]]:

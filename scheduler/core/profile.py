@@ -107,20 +107,28 @@ class AvailabilityProfile:
         if mask is not None:
             return Fit(now, mask, True)
         resv = self.reservation
-        # Slice starts after the first one, with the machines running jobs free there.
-        ends: dict[float, int] = {}
-        for holding in self.running.values():
-            end = holding.end if holding.end > now else now
-            ends[end] = ends.get(end, 0) | holding.mask
-        starts = sorted(ends)
-        if resv is not None:
-            starts = sorted(set(starts) | {resv.start, resv.end})
-        available = self.free_mask
+        # The slices after the first one start at each distinct expected end of a running
+        # job (``now`` for one whose completion is not reported yet) and at the reservation's
+        # bounds. Counts decide where the job fits; masks are only built for that slice.
+        holdings = sorted((h.end if h.end > now else now, h.res, h.mask) for h in self.running.values())
+        starts = sorted({end for end, _, _ in holdings} | ({resv.start, resv.end} if resv else set()))
+        count, taken = self.nb_free, 0
+        available, merged = self.free_mask, 0
         for start in starts:
-            available |= ends.get(start, 0)
-            candidate = available
-            if resv is not None and resv.start < start + duration and start < resv.end:
-                candidate &= ~resv.mask
+            while taken < len(holdings) and holdings[taken][0] <= start:
+                count += holdings[taken][1]
+                taken += 1
+            if count < res:
+                continue
+            overlap = resv is not None and resv.start < start + duration and start < resv.end
+            if overlap and start >= resv.start and count - resv.res < res:
+                continue  # the reservation's machines are all free by then, and taken
+            while merged < taken:
+                available |= holdings[merged][2]
+                merged += 1
+            if not overlap:
+                return Fit(start, lowest(available, res), False)
+            candidate = available & ~resv.mask
             if candidate.bit_count() >= res:
                 return Fit(start, lowest(candidate, res), False)
         raise AssertionError("unreachable: every machine is free after the last end")

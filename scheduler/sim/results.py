@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 from pathlib import Path
 from typing import Any
@@ -54,14 +55,32 @@ def run_summary(result: SimulationResult, core: DecisionCore, workload: Workload
             "final_states": {state: int(n) for state, n in result.jobs["final_state"].value_counts().items()},
         },
         "metrics": summarize(result.jobs, nb_machines=result.nb_machines, tau=tau),
+        "classifier": _classifier_summary(core),
         "messages": result.nb_messages,
         "scheduling_time": result.scheduling_time,
         "wall_time": wall_time,
     }
 
 
-def write_results(prefix: str | Path, result: SimulationResult, summary: dict[str, Any]) -> list[Path]:
-    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats) and ``PREFIX_summary.json``."""
+def _classifier_summary(core: DecisionCore) -> dict[str, Any] | None:
+    classifier = core.classifier
+    if classifier is None:
+        return None
+    return {
+        "method": core.config.classifier,
+        "features": core.config.features,
+        "divider": core.config.divider,
+        "nb_small": len(core.small),
+        "kills": core.safeguard.kills if core.safeguard else 0,
+        **classifier.summary(),
+    }
+
+
+def write_results(prefix: str | Path, result: SimulationResult, summary: dict[str, Any],
+                  core: DecisionCore | None = None) -> list[Path]:
+    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats) and ``PREFIX_summary.json``;
+    with a classifier, also ``PREFIX_classifier_weeks.csv`` (quality and divider per week) and
+    ``PREFIX_feature_importances.csv`` (Gini importances per week)."""
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"), Path(f"{prefix}_summary.json")]
@@ -69,11 +88,24 @@ def write_results(prefix: str | Path, result: SimulationResult, summary: dict[st
     write_schedule_csv(paths[1], schedule_summary(result.jobs, result.nb_machines,
                                                   scheduling_time=result.scheduling_time,
                                                   simulation_time=summary.get("wall_time") or 0.0))
-    paths[2].write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
+    paths[2].write_text(json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")
+    if core is not None and core.classifier is not None:
+        paths.append(Path(f"{prefix}_classifier_weeks.csv"))
+        core.classifier.weekly_report().to_csv(paths[-1], index=False)
+        paths.append(Path(f"{prefix}_feature_importances.csv"))
+        core.classifier.feature_importances().to_csv(paths[-1])
     return paths
 
 
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+def json_ready(value: Any) -> Any:
+    """``value`` with numpy scalars made plain and NaN made None (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
