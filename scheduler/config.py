@@ -65,7 +65,7 @@ class SchedulerConfig:
     divider: str | float = "median"
     features: str = "live"
     model: str | None = None
-    timezone: str | None = None
+    timezone: str | float | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -37,12 +37,17 @@ def test_swf_to_json_round_trip(tmp_path, name):
     back = load_workload(write_batsim_json(converted, tmp_path / name))
     pd.testing.assert_frame_equal(back.jobs, converted.jobs, check_dtype=False)
     assert back.nb_res == converted.nb_res
+    # the time-zone header fields the classifier needs survive the conversion
+    for key in ("UnixStartTime", "TimeZoneString", "TimeZone"):
+        assert back.header.get(key) == converted.header.get(key)
 
 
 def test_written_format_shares_one_delay_profile_per_runtime(tmp_path):
     converted, _ = convert_swf(DATA / "tiny.swf")
     data = json.loads(workload_json(converted, description="from tiny.swf"))
-    assert list(data) == ["nb_res", "description", "jobs", "profiles"]
+    header = [key for key in ("UnixStartTime", "TimeZoneString", "TimeZone") if key in converted.header]
+    assert header  # tiny.swf gives its start time and time zone
+    assert list(data) == ["nb_res", "description", *header, "jobs", "profiles"]
     first = data["jobs"][0]
     assert first == {"id": 1, "subtime": 0, "res": 2, "walltime": 60, "profile": "delay_50", "user": 1,
                      "group": 1, "executable": 1, "queue": 1, "partition": -1, "requested_procs": 2,

@@ -227,6 +227,6 @@ def make_classifier(config: SchedulerConfig, start_time: float = 0.0):
     from scheduler.knowledge.classifier import JobClassifier
 
     if config.model:
-        return JobClassifier.load(config.model)
+        return JobClassifier.load(config.model, start_time=start_time)
     return JobClassifier(method=config.classifier, divider=config.divider, features=config.features,
                          seed=config.seed, start_time=start_time, timezone=config.timezone)

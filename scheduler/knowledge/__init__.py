@@ -8,4 +8,13 @@ from scheduler.knowledge.estimates import (
     get_estimates,
 )
 
-__all__ = ["ESTIMATES", "ClairvoyantEstimates", "RequestedEstimates", "RuntimeKnowledge", "get_estimates"]
+__all__ = ["ESTIMATES", "JobClassifier", "ClairvoyantEstimates", "RequestedEstimates", "RuntimeKnowledge", "get_estimates"]
+
+
+def __getattr__(name: str):
+    # the classifier pulls in scikit-learn: import it only when asked for
+    if name == "JobClassifier":
+        from scheduler.knowledge.classifier import JobClassifier
+
+        return JobClassifier
+    raise AttributeError(name)

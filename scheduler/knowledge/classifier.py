@@ -42,7 +42,7 @@ Model and cost
     - ``max_depth=14, min_samples_leaf=4``: unbounded trees are no more accurate, and
       the one-job walk costs a step per level.
     - ``max_samples=5000`` bootstrap rows per tree: bounds a weekly fit at about 0.2 s
-      whatever the window (half the window: 0.32 s per fit on SDSC-SP2, +0.2 point).
+      whatever the window (half the window: 0.32 s per fit on SDSC-SP2, +0.3 point).
     - ``max_training_jobs=20000`` most recently submitted completed jobs: 5000 loses
       2 points of accuracy on SDSC-SP2; the window bounds memory and relabelling cost.
     - ``n_jobs=1``: ``n_jobs=2`` fits the same forest about 25% faster on two cores, but
@@ -59,7 +59,7 @@ Model and cost
     ========================================  ========  =====  ===============================
     KTH-SP2 (1996-2.1-cln)                    28,467    48     9.5 (7.7)
     SDSC-SP2 (1998-4.2-cln)                   54,034    105    24.7 (20.8)
-    4 interleaved SDSC-SP2 copies, squeezed   216,136   141    43 to 49 (about 28)
+    4 interleaved SDSC-SP2 copies, squeezed   216,136   141    43 to 49 (about 29)
     ========================================  ========  =====  ===============================
 
     Quality in the same replay (small = positive class, weeks after the first; the
@@ -300,7 +300,7 @@ class JobClassifier:
         self.start_time = float(start_time)
         self.n_estimators = int(n_estimators)
         self.max_training_jobs = None if max_training_jobs is None else int(max_training_jobs)
-        self.timezone = timezone
+        self.timezone = float(timezone) if _is_number(timezone) else timezone
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
@@ -360,8 +360,10 @@ class JobClassifier:
             "entry": GrowingArray((), np.int64, -1),           # completion log entry
             "runtime": GrowingArray((), np.float64, np.nan),
             "complete_time": GrowingArray((), np.float64, np.nan),
+            "run": GrowingArray((), np.int64, 0),              # simulation run (see restart)
         }
         self._n = 0
+        self._run = 0
         self._t = t
         self._now = -math.inf
         self._current_week = 0
@@ -388,6 +390,7 @@ class JobClassifier:
         self._t["X"].data[row, : len(static)] = static
         self._t["codes"].data[row] = codes
         self._t["subtime"].data[row] = job.subtime
+        self._t["run"].data[row] = self._run
         self._ids.append(job.id)
         self._rows[job.id] = row
         self._n += 1
@@ -425,7 +428,7 @@ class JobClassifier:
         elif self.divider == "last-week-median":
             start = self.start_time + week * self.week
             done = t["complete_time"].data[rows]
-            recent = (done >= start - self.week) & (done < start)
+            recent = (done >= start - self.week) & (done < start) & (t["run"].data[rows] == self._run)
             if recent.any():
                 divider = float(np.median(t["runtime"].data[rows[recent]]))
         if not (divider == self._current_divider or (math.isnan(divider) and math.isnan(self._current_divider))):
@@ -481,6 +484,8 @@ class JobClassifier:
             return bool(t["predicted"].data[row])
         if row is None:
             row = self._add_row(job)
+        elif t["entry"].data[row] >= 0:
+            raise ClassifierError(f"classifier: job {job.id} is classified after its completion")
         codes = t["codes"].data[row].tolist()
         if self.features == "paper":
             anchors = [int(snap[code]) if code < len(snap) else -1 for snap, code in zip(self._snapshot, codes)]
@@ -535,7 +540,33 @@ class JobClassifier:
     def current_week(self) -> int:
         return self._current_week
 
+    def restart(self, start_time: float = 0.0) -> "JobClassifier":
+        """Begin a new simulation at ``start_time`` with what was learnt (e.g. after :meth:`load`).
+
+        The model, the divider and the history of completed jobs (and so the users' lags
+        and small fractions, and the training data of the next retrains) are kept. The
+        clock restarts: weeks count from ``start_time``, and the model in use is used from
+        the first week. Job ids, predictions and weekly reports start afresh; the reports
+        show the new run only. Returns ``self``.
+        """
+        if not (_is_number(start_time) and math.isfinite(start_time)):
+            raise ConfigError(f"classifier start_time must be a finite number, got {start_time!r}")
+        self.start_time = float(start_time)
+        self._run += 1
+        self._rows = {}
+        self._now = -math.inf
+        self._current_week = 0
+        self._snapshot = self._log.snapshot()
+        self._weeks = [self._week_record(0, 0, 0, False)]
+        self._importances = ([(0, self._importances_current)]
+                             if self._model is not None and self._importances_current is not None else [])
+        return self
+
     # --- reports ----------------------------------------------------------------------
+
+    def _current_rows(self) -> np.ndarray:
+        """Table rows of the jobs classified in the current run."""
+        return np.flatnonzero((self._t["week"].view >= 0) & (self._t["run"].view == self._run))
 
     def predictions(self) -> pd.DataFrame:
         """One row per classified job, in submission order.
@@ -546,14 +577,14 @@ class JobClassifier:
         while the divider is undefined).
         """
         t = self._t
-        rows = np.flatnonzero(t["week"].view >= 0)
+        rows = self._current_rows()
         runtime = t["runtime"].data[rows]
         divider = t["divider"].data[rows]
         known = ~np.isnan(runtime) & ~np.isnan(divider)
         actual = pd.array(np.where(known, runtime < divider, False), dtype="boolean")
         actual[~known] = pd.NA
         return pd.DataFrame({
-            "job_id": pd.array([self._ids[r] for r in rows], dtype="str"),
+            "job_id": [self._ids[r] for r in rows],
             "week": t["week"].data[rows],
             "predicted_small": t["predicted"].data[rows].astype(bool),
             "p_small": t["p_small"].data[rows],
@@ -607,7 +638,7 @@ class JobClassifier:
 
     def feature_table(self) -> pd.DataFrame:
         """The feature vector each classified job had at its classification (index: job id)."""
-        rows = np.flatnonzero(self._t["week"].view >= 0)
+        rows = self._current_rows()
         return pd.DataFrame(self._t["X"].data[rows].astype(np.float64), columns=self.feature_names,
                             index=pd.Index([self._ids[r] for r in rows], name="job_id"))
 
@@ -630,7 +661,7 @@ class JobClassifier:
             -1, len(self.feature_names))
         state = {
             "config": self.get_config(), "feature_names": self.feature_names, "n": self._n, "now": self._now,
-            "current_week": self._current_week, "current_divider": self._current_divider,
+            "current_week": self._current_week, "current_divider": self._current_divider, "run": self._run,
             "log_divider": log.divider, "fit_key": list(self._fit_key) if self._fit_key else None,
             "model_depth": self._model.depth if self._model is not None else None,
             "importances_weeks": [w for w, _ in self._importances],
@@ -655,8 +686,12 @@ class JobClassifier:
         return path
 
     @classmethod
-    def load(cls, path: str | Path) -> "JobClassifier":
-        """Read a classifier written by :meth:`save`; it continues exactly where it stopped."""
+    def load(cls, path: str | Path, *, start_time: float | None = None) -> "JobClassifier":
+        """Read a classifier written by :meth:`save`.
+
+        It continues exactly where it stopped; with ``start_time``, it starts a new
+        simulation there instead (:meth:`restart`), keeping what it learnt.
+        """
         path = Path(path)
         try:
             data = path.read_bytes()
@@ -681,11 +716,12 @@ class JobClassifier:
             with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
                 arrays = {name: npz[name] for name in npz.files}
             state = json.loads(arrays.pop("state_json").tobytes().decode())
-            return cls._from_state(state, arrays)
+            loaded = cls._from_state(state, arrays)
         except ClassifierError:
             raise
         except Exception as exc:  # a payload that passed the checksum but does not fit
             raise ClassifierError(f"{path}: corrupt classifier file ({type(exc).__name__}: {exc})") from None
+        return loaded if start_time is None else loaded.restart(start_time)
 
     @classmethod
     def _from_state(cls, state: dict, arrays: dict[str, np.ndarray]) -> "JobClassifier":
@@ -697,8 +733,10 @@ class JobClassifier:
         for name, col in self._t.items():
             self._t[name] = GrowingArray.of(arrays[f"table_{name}"], fill=col.fill)
         self._n = int(state["n"])
+        self._run = int(state["run"])
         self._ids = [str(i) for i in arrays["ids"].tolist()]
-        self._rows = {job_id: i for i, job_id in enumerate(self._ids)}
+        run = self._t["run"].view
+        self._rows = {job_id: i for i, job_id in enumerate(self._ids) if run[i] == self._run}
         log = self._log
         for name in ("runtime", "row", "codes", "prev", "rank", "csum", "small"):
             old = getattr(log, name)

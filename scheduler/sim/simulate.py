@@ -57,7 +57,8 @@ class TimedDecisions:
             self.seconds += time.perf_counter() - started
 
 
-def workload_timezone(workload: Workload) -> str | None:
-    """The trace's time zone from its SWF header (``TimeZoneString``), if any."""
-    value = workload.header.get("TimeZoneString")
-    return str(value) if value else None
+def workload_timezone(workload: Workload) -> str | float | None:
+    """The trace's time zone from its header (``TimeZoneString``, else the ``TimeZone`` offset)."""
+    from scheduler.knowledge.features import timezone_from_header
+
+    return timezone_from_header(workload.header)

@@ -22,6 +22,9 @@ from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
 from scheduler.workloads.swf import open_text
 
 _JOB_FIELDS = ("id", "subtime", "res", "walltime", "profile")
+#: SWF header fields kept at the top of a converted workload (Batsim ignores them): the
+#: classifier rebuilds local submission times from them.
+HEADER_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone")
 
 
 def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload:
@@ -55,7 +58,8 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
         raise WorkloadError(f"{path}: duplicate job ids {duplicated.unique()[:5].tolist()}")
     extras = [c for c in jobs.columns if c not in REQUIRED_COLUMNS]
     jobs = jobs[list(REQUIRED_COLUMNS) + extras].sort_values("subtime", kind="stable", ignore_index=True)
-    return Workload(jobs=jobs, nb_res=nb_res, source=str(path))
+    header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
+    return Workload(jobs=jobs, nb_res=nb_res, source=str(path), header=header)
 
 
 def write_batsim_json(workload: Workload, path: str | Path, *, description: str | None = None) -> Path:
@@ -81,6 +85,7 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
     head = {"nb_res": int(workload.nb_res)}
     if description:
         head["description"] = description
+    head.update({key: workload.header[key] for key in HEADER_KEYS if workload.header.get(key) is not None})
     return ("{\n" + "".join(f"{json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items())
             + '"jobs": [\n' + ",\n".join(map(dumps, records)) + "\n],\n"
             + '"profiles": {\n'

@@ -1,0 +1,173 @@
+"""Features of the job classifier: temporal features, keys, and the completion log."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from scheduler.core.job import Job
+from scheduler.errors import ConfigError
+from scheduler.knowledge.features import (
+    CATEGORIES,
+    HISTORY_STATS,
+    N_LAGS,
+    STATIC_FEATURES,
+    CategoryCodes,
+    CompletionLog,
+    FeatureEncoder,
+    GrowingArray,
+    feature_names,
+    requested_procs,
+    resolve_timezone,
+    temporal_columns,
+    temporal_features,
+    timezone_from_header,
+    user_key,
+)
+
+
+def job(subtime=0.0, res=1, walltime=100.0, **extras) -> Job:
+    return Job("w0!1", subtime, res, walltime, "", None, extras)
+
+
+# --- static features -------------------------------------------------------------------
+
+def test_temporal_features_in_the_traces_local_time():
+    stockholm = resolve_timezone("Europe/Stockholm")
+    # KTH-SP2's header: UnixStartTime 843480031 = Mon Sep 23 14:00:31 CEST 1996.
+    assert temporal_features(843480031, True, stockholm) == (14, 0, 23, 9, 39, 3)
+    # 1997-01-01 00:00 UTC is 01:00 CET, a Wednesday in ISO week 1.
+    assert temporal_features(852076800, True, stockholm) == (1, 2, 1, 1, 1, 1)
+    # US/Pacific (SDSC-SP2): 893466664 = Fri Apr 24 18:11:04 PDT 1998.
+    assert temporal_features(893466664, True, resolve_timezone("US/Pacific")) == (18, 4, 24, 4, 17, 2)
+    # A fixed offset, and UTC by default.
+    assert temporal_features(0, True, resolve_timezone(3600))[0] == 1
+    assert temporal_features(0, True, resolve_timezone(None)) == (0, 3, 1, 1, 1, 1)
+
+
+def test_without_unix_time_subtime_counts_from_a_monday_in_utc():
+    utc = resolve_timezone("Europe/Stockholm")  # ignored: subtime is read in UTC
+    assert temporal_features(0.0, False, utc)[:2] == (0, 0)
+    assert temporal_features(1.5 * 86400, False, utc)[:2] == (12, 1)
+    encoder = FeatureEncoder("Europe/Stockholm")
+    static, _ = encoder.encode(job(subtime=7 * 86400 + 3600))
+    assert static[STATIC_FEATURES.index("hour")] == 1 and static[STATIC_FEATURES.index("day_of_week")] == 0
+
+
+def test_vectorised_temporal_columns_match_the_per_job_path_across_dst():
+    rng = np.random.default_rng(1)
+    # Around the 1997 DST changes in Stockholm and a span of two years.
+    seconds = np.concatenate([rng.integers(843480031, 843480031 + 2 * 365 * 86400, 300),
+                              859683600 + np.arange(-7200, 7200, 900), 877827600 + np.arange(-7200, 7200, 900)])
+    for tz in ("Europe/Stockholm", "US/Pacific", -28800.0, None):
+        table = temporal_columns(seconds, True, tz)
+        each = np.array([temporal_features(float(s), True, resolve_timezone(tz)) for s in seconds])
+        np.testing.assert_array_equal(table.to_numpy(), each)
+    table = temporal_columns(seconds[:20] - 843480031, False, "Europe/Stockholm")
+    each = np.array([temporal_features(float(s), False, resolve_timezone(None)) for s in seconds[:20] - 843480031])
+    np.testing.assert_array_equal(table.to_numpy(), each)
+
+
+def test_timezone_resolution_and_errors():
+    assert timezone_from_header({"TimeZoneString": "Europe/Stockholm", "TimeZone": 3600}) == "Europe/Stockholm"
+    assert timezone_from_header({"TimeZone": -28800}) == -28800.0
+    assert timezone_from_header({}) is None
+    with pytest.raises(ConfigError, match="unknown time zone"):
+        resolve_timezone("Mars/Olympus_Mons")
+    with pytest.raises(ConfigError):
+        resolve_timezone(90000)
+    with pytest.raises(ConfigError):
+        resolve_timezone(["Europe/Paris"])
+
+
+def test_static_features_and_keys():
+    encoder = FeatureEncoder(None)
+    static, keys = encoder.encode(job(subtime=0.0, res=8, walltime=3600, user=np.int64(7), requested_procs=10))
+    assert static[:3] == [3600.0, 8.0, 10.0]
+    assert len(static) == len(STATIC_FEATURES)
+    user = encoder.user_code(job(user=7))
+    assert keys == [(user, 3600.0), (user, 8.0), (user, 0.0), (user, 0.0)]
+    # No walltime, no user, no requested_procs.
+    static, keys = encoder.encode(job(walltime=-1, res=4))
+    assert static[:3] == [-1.0, 4.0, 4.0]
+    assert keys[0] == (encoder.user_code(job()), -1.0)
+    assert user_key(job(user="alice")) == "alice"
+    assert user_key(job(user=3.0)) == 3 and user_key(job(user=float("nan"))) is None
+    assert requested_procs(job(res=2, requested_procs=-1)) == 2
+
+
+def test_feature_names_and_category_validation():
+    names = feature_names()
+    assert names[: len(STATIC_FEATURES)] == list(STATIC_FEATURES)
+    assert len(names) == len(STATIC_FEATURES) + len(CATEGORIES) * len(HISTORY_STATS)
+    assert "user_reqtime_lag1" in names and "user_procs_small_frac" in names and "user_day_count" in names
+    with pytest.raises(ConfigError):
+        FeatureEncoder(None, ("user", "user"))
+    with pytest.raises(ConfigError):
+        FeatureEncoder(None, ("group",))
+
+
+def test_category_codes_and_growing_array_round_trip():
+    codes = CategoryCodes()
+    assert [codes.code(k) for k in [(0, 1.0), (1, 1.0), (0, 1.0), (0, 2.5)]] == [0, 1, 0, 2]
+    again = CategoryCodes.from_arrays(*codes.to_arrays())
+    assert again.keys == codes.keys and again.code((0, 2.5)) == 2 and len(again) == 3
+    grow = GrowingArray((2,), np.int64, -1, capacity=1)
+    for i in range(5):
+        grow.append([i, -i])
+    assert grow.view.tolist() == [[i, -i] for i in range(5)]
+    grow.reserve(100)
+    assert grow.view.shape == (5, 2) and grow.data[50].tolist() == [-1, -1]
+
+
+# --- the completion log ----------------------------------------------------------------
+
+def naive_history(completions, anchor_positions, divider):
+    """Reference: for each category, the classes of the completions of its code, in order."""
+    out = []
+    for c, (code, upto) in enumerate(anchor_positions):
+        seen = [rt for rt, codes in completions[:upto] if codes[c] == code]
+        classes = [int(rt < divider) for rt in seen][::-1]
+        lags = [float(x) for x in classes[:N_LAGS]] + [-1.0] * (N_LAGS - min(N_LAGS, len(classes)))
+        frac = sum(classes) / len(classes) if classes else -1.0
+        out.extend(lags + [frac, float(len(classes))])
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=40),
+       st.floats(1, 60), st.floats(1, 60), st.integers(0, 3), st.integers(0, 2))
+def test_log_features_equal_a_naive_recomputation_under_any_divider(entries, d1, d2, qa, qb):
+    log = CompletionLog(2)
+    log.relabel(d1)
+    completions = []
+    anchors_by_time = []
+    for i, (rt, a, b) in enumerate(entries):
+        # what a query with codes (qa, qb) sees just before completion i
+        anchors_by_time.append((log.last_entries([qa, qb]), len(completions)))
+        log.append(i, float(rt), [a, b])
+        completions.append((float(rt), (a, b)))
+    anchors_by_time.append((log.last_entries([qa, qb]), len(completions)))
+    for divider in (d1, d2):
+        log.relabel(divider)  # classes and small counts rebuilt from the stored runtimes
+        for anchors, upto in anchors_by_time:
+            expected = naive_history(completions, [(qa, upto), (qb, upto)], divider)
+            assert log.features_one(anchors) == pytest.approx(expected)
+            assert log.features(np.array([anchors]))[0].tolist() == pytest.approx(expected)
+
+
+def test_online_updates_match_a_relabel_with_the_same_divider():
+    rng = np.random.default_rng(3)
+    log = CompletionLog(3)
+    log.relabel(20.0)
+    for i in range(300):
+        log.append(i, float(rng.integers(1, 40)), rng.integers(0, 5, 3).tolist())
+    small, csum = log.small.view.copy(), log.csum.view.copy()
+    log.relabel(20.0)
+    np.testing.assert_array_equal(log.small.view, small)
+    np.testing.assert_array_equal(log.csum.view, csum)
+    log.relabel(math.nan)  # undefined divider: nothing is small
+    assert not log.small.view.any() and not log.csum.view.any()
