@@ -15,7 +15,7 @@ from scheduler import __version__
 from scheduler.errors import SchedulerError
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMAND_MODULES = ("simulate", "batsim", "workloads")
+COMMAND_MODULES = ("simulate", "batsim", "workloads", "experiments")
 
 
 def build_parser() -> argparse.ArgumentParser:
