@@ -112,3 +112,37 @@ def test_replies_through_the_protocol_are_always_valid(workload, policy):
     assert not result.unfinished
     local, _ = simulate(workload, SchedulerConfig(policy=policy))
     assert result.jobs.equals(local.jobs)
+
+
+@pytest.mark.parametrize("profile_reuse", [True, False])
+def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse):
+    from scheduler.sim.engine import SimulationOptions
+
+    workload = generate(900, weeks=3, nb_res=32, seed=5)
+    options = {"classifier": "rf", "safeguard": "kill", "policy": "spf"}
+    endpoint = free_endpoint()
+    thread, served = serve_in_thread(endpoint, options)
+    batsim_flags = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True,
+                                     enable_profile_reuse=profile_reuse)
+    remote = run_peer(workload, endpoint, options=batsim_flags, timeout=60)
+    thread.join(timeout=60)
+    assert "error" not in served, served.get("error")
+    local, core = simulate(workload, SchedulerConfig(**options))
+    assert core.safeguard.kills > 0  # the scenario exercises kills and resubmissions
+    columns = ["job_id", "starting_time", "finish_time", "final_state", "allocated_resources", "metadata"]
+    assert remote.jobs[columns].equals(local.jobs[columns])
+    resubmitted = remote.jobs[remote.jobs.job_id.str.contains("#")]
+    if profile_reuse:
+        assert (resubmitted.profile.str.startswith("delay_")).all()
+    else:  # Batsim would have garbage-collected the original profile: a copy was registered
+        assert resubmitted.profile.str.contains("_resubmit_").all()
+
+
+def test_the_safeguard_without_dynamic_jobs_fails_at_simulation_begins():
+    workload = generate(50, weeks=0.2, nb_res=8, seed=1)
+    endpoint = free_endpoint()
+    thread, served = serve_in_thread(endpoint, {"classifier": "rf", "safeguard": "kill"})
+    with pytest.raises(ProtocolError):
+        run_peer(workload, endpoint, timeout=2)
+    thread.join(timeout=10)
+    assert "--enable-dynamic-jobs" in str(served["error"])
