@@ -10,6 +10,17 @@ from scheduler.workloads.model import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def shared(relative: str) -> Path:
+    """A file of the team's shared data beside the checkout; skips the test when it is absent."""
+    import pytest
+
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path
 
 
 def make_workload(jobs: list[tuple], nb_res: int, **extras: list) -> Workload:

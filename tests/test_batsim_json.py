@@ -14,15 +14,7 @@ from scheduler.workloads import convert_swf, load_workload, read_batsim_json, wr
 from scheduler.workloads.batsim_json import delay_profile_names, workload_json
 from scheduler.workloads.model import Workload
 
-DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
+from tests.helpers import DATA, SHARED, shared  # noqa: F401
 
 
 def workload(**columns) -> Workload:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,15 +12,7 @@ from scheduler.workloads import CleaningRules, convert_swf
 from scheduler.workloads.cleaning import clean
 from scheduler.workloads.swf import read_swf
 
-DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
+from tests.helpers import DATA, SHARED, shared  # noqa: F401
 
 
 def tiny(**rules):

@@ -8,7 +8,6 @@ from scheduler.core.events import (
     RegistrationFinished, RequestedCall, SimulationBegins,
 )
 from scheduler.core.job import Job
-from scheduler.core.machines import from_procset
 from scheduler.errors import SimulationError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
 from scheduler.sim.simulate import simulate

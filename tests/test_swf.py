@@ -13,15 +13,7 @@ import pytest
 from scheduler.errors import WorkloadError
 from scheduler.workloads.swf import COLUMNS, read_header, read_swf, write_swf
 
-DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
+from tests.helpers import DATA, SHARED, shared  # noqa: F401
 
 
 def gzipped(source: Path, target: Path) -> Path:
