@@ -78,7 +78,7 @@ def format_table(summary: dict) -> str:
         ("makespan", f"{metrics['makespan']:.0f} s"),
         ("utilisation", f"{metrics['utilisation']:.3f}"),
         ("AWF", f"{metrics['awf']:.0f} s"),
-        ("P2SF", f"{metrics['p2sf']:.2f}"),
+        ("P2SF", f"{metrics['p2sf']:.0f} s"),
         ("wall time", f"{summary['wall_time']:.2f} s"),
     ]
     classifier = summary.get("classifier")
