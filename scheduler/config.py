@@ -54,6 +54,15 @@ class SchedulerConfig:
     - ``timezone``: the trace's time zone (IANA name) for the classifier's temporal
       features; ``simulate`` takes it from the SWF header when there is one.
     - ``seed``: seeds every random choice, so runs are reproducible.
+    - ``predictor``: runtime predictor (``scheduler.knowledge.predictors``): ``requested`` (the
+      default: the ``estimates`` option decides, today's behaviour), ``clairvoyant``,
+      ``constant`` (``constant:C``), ``ave2``, ``ruh``, ``sbh``, ``sbh-noest``, ``eloss``.
+    - ``correction``: what a running job that outlives its prediction is predicted next
+      (``scheduler.knowledge.corrections``): ``requested`` (p̃), ``incremental``, ``doubling``.
+    - ``predictor_options``: keyword options of the predictor (e.g. ``{"search": "bfs"}`` for sbh).
+
+    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="incremental", backfill_order="spf"``
+    (:meth:`easy_plus_plus`).
     """
 
     policy: str = "fcfs"
@@ -67,6 +76,9 @@ class SchedulerConfig:
     model: str | None = None
     timezone: str | float | None = None
     seed: int = 0
+    predictor: str = "requested"
+    correction: str = "requested"
+    predictor_options: dict | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -97,6 +109,28 @@ class SchedulerConfig:
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
         if not isinstance(self.seed, int):
             raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
+        from scheduler.knowledge.corrections import CORRECTIONS
+        from scheduler.knowledge.predictors import check_predictor_name
+
+        self.predictor = check_predictor_name(str(self.predictor))
+        self.correction = str(self.correction).lower()
+        _choice("correction", self.correction, tuple(CORRECTIONS))
+        if self.predictor_options is not None and not isinstance(self.predictor_options, dict):
+            raise ConfigError(f"predictor_options: expected a JSON object, got {self.predictor_options!r}")
+        if self.predictor != "requested" and self.estimates != "requested":
+            raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
+                              "(or use predictor 'clairvoyant')")
+
+    @property
+    def uses_predictor(self) -> bool:
+        """Whether runtime knowledge comes from a predictor with a correction rule."""
+        return self.predictor != "requested"
+
+    @classmethod
+    def easy_plus_plus(cls, **options: Any) -> "SchedulerConfig":
+        """EASY++ (Tsafrir et al. 2007): ave2 predictions, incremental corrections, SJBF backfilling."""
+        return cls.from_dict({"predictor": "ave2", "correction": "incremental", "backfill_order": "spf", **options},
+                             "EASY++")
 
     @classmethod
     def variant(cls, name: str, **options: Any) -> "SchedulerConfig":

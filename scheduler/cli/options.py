@@ -27,6 +27,11 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", metavar="FILE", help="start from a saved classifier")
     group.add_argument("--timezone", metavar="TZ", help="trace time zone for temporal features (IANA name)")
     group.add_argument("--seed", type=int, help="random seed (default 0)")
+    group.add_argument("--predictor", metavar="NAME",
+                       help="runtime predictor: requested, clairvoyant, constant[:C], ave2, ruh, sbh, sbh-noest, eloss "
+                            "(default requested: --estimates decides)")
+    group.add_argument("--correction", choices=["requested", "incremental", "doubling"],
+                       help="correction when a job outlives its prediction (default requested)")
     group.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
                        help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
     group.add_argument("--variant_options", metavar="JSON",
@@ -48,6 +53,8 @@ def option_overrides(args: argparse.Namespace) -> dict:
         "model": args.model,
         "timezone": args.timezone,
         "seed": args.seed,
+        "predictor": getattr(args, "predictor", None),
+        "correction": getattr(args, "correction", None),
     }
     overrides.update({k: v for k, v in flags.items() if v is not None})
     return overrides

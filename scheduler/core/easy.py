@@ -43,9 +43,10 @@ class EasyBackfilling:
         self.backfill_order = backfill_order
         self.priority: Job | None = None  # the job holding the reservation
 
-    def schedule(self, now: float, arrived: list[Job], released: bool) -> list[Execute]:
+    def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
         """Start what can start now. ``arrived``: jobs queued in this message;
-        ``released``: whether machines were freed since the last decision."""
+        ``released``: whether machines were freed since the last decision; ``replan``: whether
+        estimates changed (runtime predictions), so the reservation must be recomputed."""
         started: list[Execute] = []
         previous = self.priority
         head = self.queue.head(now)
@@ -53,7 +54,7 @@ class EasyBackfilling:
             self._drop_reservation()
             self._start_heads(now, started)
         reordered = previous is not None and previous in self.queue and head is not previous
-        if released or reordered:
+        if released or reordered or replan:
             self._full_pass(now, started)
         else:
             self._try_arrived(now, arrived, started)

@@ -7,6 +7,8 @@ runtime the scheduler believes (see ``scheduler.knowledge``).
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -51,6 +53,91 @@ def _wfp(job: Job, estimate: float, now: float) -> tuple:
     return (-((wait / estimate) ** 3) * job.res, job.subtime, job.id)
 
 
+# --- Rosa et al.'s orderings (learned/obtained scores; smallest score first) --------------
+#
+# p̃ = ``estimate`` (the current prediction), q = processors, r = submission time, w = wait.
+# Logarithms are guarded: log2(q) is taken as at least 1 (q = 1 behaves as q = 2, no division
+# by zero) and log10(r) as log10(max(r, 1)) (r = 0 gives 0).
+
+
+def _log2q(job: Job) -> float:
+    return max(math.log2(job.res), 1.0) if job.res > 0 else 1.0
+
+
+def _log10r(job: Job) -> float:
+    return math.log10(max(job.subtime, 1.0))
+
+
+def _unicef(job: Job, estimate: float, now: float) -> tuple:
+    wait = max(now - job.subtime, 0.0)
+    return (-wait / (_log2q(job) * max(estimate, 1e-9)), job.subtime, job.id)
+
+
+def _f2(job: Job, estimate: float, now: float) -> tuple:
+    return (math.sqrt(max(estimate, 0.0)) * job.res + 2.56e4 * _log10r(job), job.subtime, job.id)
+
+
+#: Lin's coefficients: score = θ0 + θp·p̃ + θq·q + θr·r.
+LIN_THETA = {"1": 3.24e-2, "p": 1.15e-7, "q": 2.61e-5, "r": -1.57e-7}
+
+
+def _lin(job: Job, estimate: float, now: float) -> tuple:
+    t = LIN_THETA
+    return (t["1"] + t["p"] * estimate + t["q"] * job.res + t["r"] * job.subtime, job.subtime, job.id)
+
+
+_VARIABLES = ("p", "q", "r", "w")
+
+
+def _parse_monomial(term: str) -> dict[str, int]:
+    """``"p^2*q"`` -> {"p": 2, "q": 1}; ``"1"`` -> {}."""
+    powers: dict[str, int] = {}
+    if term.strip() in ("1", ""):
+        return powers
+    for factor in term.replace(" ", "").split("*"):
+        var, _, exp = factor.partition("^")
+        if var not in _VARIABLES:
+            raise ConfigError(f"score term {term!r}: unknown variable {var!r}; known: {', '.join(_VARIABLES)}")
+        try:
+            powers[var] = powers.get(var, 0) + (int(exp) if exp else 1)
+        except ValueError:
+            raise ConfigError(f"score term {term!r}: bad exponent {exp!r}") from None
+    return powers
+
+
+def score_policy(path: str) -> Policy:
+    """A linear/polynomial score loaded from a JSON file of θ: ``{"theta": {"1": c0, "p": c1,
+    "q*p": c2, "p^2": c3, "w": c4, ...}}`` (or the mapping alone). Variables: p = p̃ (the
+    current prediction), q = processors, r = submission time, w = wait (then the policy is
+    dynamic). Smallest score first. The policy is named ``score:<path>``."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"score policy {path!r}: cannot read θ ({exc})") from None
+    theta = data.get("theta", data) if isinstance(data, dict) else None
+    if not isinstance(theta, dict) or not theta:
+        raise ConfigError(f"score policy {path!r}: expected a JSON object of coefficients")
+    terms = []
+    for term, coef in theta.items():
+        if not isinstance(coef, (int, float)):
+            raise ConfigError(f"score policy {path!r}: coefficient of {term!r} is not a number")
+        terms.append((float(coef), tuple(_parse_monomial(term).items())))
+    dynamic = any(var == "w" for _, powers in terms for var, _ in powers)
+
+    def key(job: Job, estimate: float, now: float) -> tuple:
+        values = {"p": estimate, "q": job.res, "r": job.subtime, "w": max(now - job.subtime, 0.0)}
+        score = 0.0
+        for coef, powers in terms:
+            value = coef
+            for var, exp in powers:
+                value *= values[var] ** exp
+            score += value
+        return (score, job.subtime, job.id)
+
+    return Policy(f"score:{path}", f"polynomial score from {path}", key, dynamic=dynamic)
+
+
 POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
@@ -63,16 +150,32 @@ POLICIES: dict[str, Policy] = {
     )
 }
 
+#: Rosa et al.'s orderings. Kept out of :data:`POLICIES` (the paper's six, which sweeps take as
+#: "all") but accepted everywhere a policy name is.
+EXTRA_POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("unicef", "UNICEF: wait / (log2(q) x estimate), largest first", _unicef, dynamic=True),
+        Policy("f2", "F2: sqrt(estimate) x q + 2.56e4 x log10(submit time), smallest first", _f2),
+        Policy("lin", "Lin: 3.24e-2 + 1.15e-7 p + 2.61e-5 q - 1.57e-7 r, smallest first", _lin),
+    )
+}
+
 #: batsched's ``-o/--queue_order`` names that mean the same thing as ours.
 BATSCHED_ALIASES = {"fcfs": "fcfs", "asc_walltime": "spf", "asc_size": "sqf", "desc_walltime": "lpf"}
 
 
 def get_policy(name: str) -> Policy:
     """The policy called ``name`` (case-insensitive; batsched's order names accepted)."""
+    if name[:6].lower() == "score:":
+        return score_policy(name[6:])
     key = name.lower()
     key = BATSCHED_ALIASES.get(key, key)
+    if key in EXTRA_POLICIES:
+        return EXTRA_POLICIES[key]
     try:
         return POLICIES[key]
     except KeyError:
-        known = ", ".join(sorted(POLICIES) + sorted(set(BATSCHED_ALIASES) - set(POLICIES)))
+        known = ", ".join(sorted(POLICIES) + sorted(EXTRA_POLICIES) + sorted(set(BATSCHED_ALIASES) - set(POLICIES))
+                          + ["score:FILE"])
         raise ConfigError(f"unknown policy {name!r}; known: {known}") from None

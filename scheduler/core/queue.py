@@ -52,6 +52,14 @@ class JobQueue:
             entry = (rank, self.policy.key(job, estimate, 0.0), job.id)
             del self._entries[bisect_left(self._entries, entry)]
 
+    def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
+        """Re-key a queued job whose estimate changed (same rank)."""
+        rank, old = self._rank_estimate[job.id]
+        if old == estimate:
+            return
+        self.remove(job)
+        self.push(job, estimate, rank=rank, now=now)
+
     def ordered(self, now: float) -> list[Job]:
         """The jobs in scheduling order at time ``now``."""
         jobs = self._jobs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections import Counter
 from typing import Any, Iterable
@@ -10,6 +11,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.core.easy import EasyBackfilling
 from scheduler.core.events import (
     AnswerWaitingTime,
+    CallMeLater,
     Decision,
     Event,
     JobCompleted,
@@ -50,6 +52,17 @@ class DecisionCore:
     def __init__(self, config: SchedulerConfig | None = None, classifier: Any = None) -> None:
         self.config = config or SchedulerConfig()
         self.knowledge = get_estimates(self.config.estimates)
+        # runtime predictions with a correction rule, when a predictor other than requested is chosen
+        self.predictions = None
+        if self.config.uses_predictor:
+            from scheduler.knowledge.predictors import make_predictions
+
+            self.predictions = make_predictions(self.config.predictor, self.config.correction,
+                                                self.config.predictor_options)
+            self.knowledge = self.predictions
+        self._prediction_ends: list[tuple[float, str]] = []  # (predicted end, running job id)
+        self._prediction_calls: set[float] = set()  # CALL_ME_LATER times not answered yet
+        self._replan = False  # predictions changed since the last decision
         self.classifier = classifier  # built at SIMULATION_BEGINS unless given
         self.safeguard: Safeguard | None = None
         self.easy: EasyBackfilling | None = None
@@ -101,12 +114,21 @@ class DecisionCore:
             return decisions
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-        for execute in self.easy.schedule(now, arrived, released):
+        replan = False
+        if self.predictions is not None:
+            self._deadline_misses(now, decisions)
+            replan, self._replan = self._replan, False
+        for execute in self.easy.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
             decisions.append(execute)
             if self.safeguard is not None and execute.job_id in self.small:
                 decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
+            if self.predictions is not None:
+                job = self.jobs[execute.job_id]
+                changes = self.predictions.start(job, now)
+                self._watch_prediction(execute.job_id, now, decisions)
+                self._apply_prediction_changes(changes, now, decisions)
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
@@ -152,6 +174,8 @@ class DecisionCore:
                 self.small[job.id] = self.classifier.divider_at(now)
             decisions.append(SetMetadata(job.id, f"class={'small' if rank == SMALL else 'large'}"))
         self.states[job.id] = QUEUED
+        if self.predictions is not None:
+            self.predictions.submit(job, now)
         self.easy.queue.push(job, self._estimate(job), rank=rank, now=now)
         return job
 
@@ -174,6 +198,8 @@ class DecisionCore:
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.easy.profile.finish(job_id)
+        if self.predictions is not None:
+            self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
         if event.state != "COMPLETED_KILLED":
             self.states[job_id] = COMPLETED
@@ -189,6 +215,8 @@ class DecisionCore:
         self.origin[job.id] = original
         self.jobs[job.id] = job
         self.states[job.id] = QUEUED
+        if self.predictions is not None:
+            self.predictions.submit(job, now)
         self.easy.queue.push(job, self._estimate(job), rank=LARGE, now=now)
         return job
 
@@ -199,6 +227,47 @@ class DecisionCore:
         if not self.no_more_static_jobs or self.safeguard.killing:
             return False
         return not any(self.states[job_id] in (QUEUED, RUNNING) for job_id in self.small)
+
+    # --- runtime predictions -------------------------------------------------------
+
+    def _watch_prediction(self, job_id: str, now: float, decisions: list[Decision]) -> None:
+        """Ask to be called when a running job's prediction runs out (strictly in the future)."""
+        end = self.predictions.expected_end(job_id)
+        heapq.heappush(self._prediction_ends, (end, job_id))
+        if end > now and end not in self._prediction_calls:
+            self._prediction_calls.add(end)
+            decisions.append(CallMeLater(end))
+
+    def _apply_prediction_changes(self, changes: dict[str, float], now: float, decisions: list[Decision]) -> None:
+        """Propagate changed predictions: re-key queued jobs, move running jobs' expected ends."""
+        for job_id, prediction in changes.items():
+            state = self.states.get(job_id)
+            if state == QUEUED:
+                self.easy.queue.update(self.jobs[job_id], prediction, now)
+            elif state == RUNNING:
+                self.easy.profile.set_expected_end(job_id, self.predictions.expected_end(job_id))
+                self._watch_prediction(job_id, now, decisions)
+            else:
+                continue
+            self._replan = True
+
+    def _deadline_misses(self, now: float, decisions: list[Decision]) -> None:
+        """Correct the running jobs whose prediction ran out (predicted end <= now)."""
+        self._prediction_calls = {t for t in self._prediction_calls if t > now}
+        ends = self._prediction_ends
+        missed = []
+        while ends and ends[0][0] <= now:
+            end, job_id = heapq.heappop(ends)
+            if self.states.get(job_id) != RUNNING or self.predictions.expected_end(job_id) != end:
+                continue  # finished, or its prediction changed since (a newer entry exists)
+            if end >= self.starts[job_id] + self.jobs[job_id].walltime > self.starts[job_id]:
+                continue  # p̃ reached: Batsim ends the job now
+            missed.append(job_id)
+        for job_id in missed:
+            self.predictions.deadline_miss(self.jobs[job_id], now)
+            self.easy.profile.set_expected_end(job_id, self.predictions.expected_end(job_id))
+            self._watch_prediction(job_id, now, decisions)
+            self._replan = True
 
     def _estimate(self, job: Job) -> float:
         estimate = self.knowledge.estimate(job)

@@ -1,0 +1,457 @@
+"""Runtime predictors (after Talby et al.) and the predictions the decision core plans with.
+
+A :class:`Predictor` sees four hooks:
+
+- ``predict(job, now)`` on arrival: the job's first prediction;
+- ``on_start(job, now)`` when the job starts;
+- ``on_end(job, runtime, now)`` when it terminates (``runtime`` is what it ran);
+- ``on_deadline_miss(job, elapsed, now)`` when it is still running as its prediction runs out.
+
+``on_start`` and ``on_end`` may return ``{job_id: new prediction}`` for any queued or running
+job; ``on_deadline_miss`` may return the job's new prediction, or None to let the correction
+rule (``scheduler.knowledge.corrections``) decide. :class:`Predictions` owns the predictions
+and enforces the invariants whatever the predictor returns:
+
+- a prediction is at least ``MIN_PREDICTION`` (1 s) and never exceeds the requested time p̃;
+- a running job's prediction exceeds its elapsed time (strictly), except when p̃ itself is
+  reached, where Batsim kills the job anyway;
+- each job's prediction history ``[(time, prediction), ...]`` is recorded (for the
+  time-weighted accuracy of ``scheduler.knowledge.accuracy``).
+
+Predictors (``get_predictor``):
+
+- ``requested``: p̃.
+- ``clairvoyant``: the actual runtime, capped at p̃.
+- ``constant`` (``constant:C``): C seconds (default 1), capped at p̃.
+- ``ave2`` (EASY++, Tsafrir et al. 2007): the mean of the user's last two runtimes, capped at
+  p̃; p̃ while the user has fewer than two terminated jobs.
+- ``ruh`` (recent user history): the median of the user's last (up to) three runtimes; p̃ for
+  a user without terminated jobs.
+- ``sbh`` / ``sbh-noest``: session-based history (Talby et al.), see :class:`SessionBasedHistory`.
+- ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :class:`ELossRegression`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from statistics import median
+from typing import Any, Callable
+
+from scheduler.core.job import Job
+from scheduler.errors import ConfigError
+
+MIN_PREDICTION = 1.0
+
+Updates = dict[str, float] | None
+
+
+def _user(job: Job) -> Any:
+    return job.extras.get("user", job.workload)
+
+
+class Predictor:
+    """Base predictor: predicts p̃ and learns nothing."""
+
+    name = "base"
+
+    def predict(self, job: Job, now: float) -> float:
+        return job.walltime
+
+    def on_start(self, job: Job, now: float) -> Updates:
+        return None
+
+    def on_end(self, job: Job, runtime: float, now: float) -> Updates:
+        return None
+
+    def on_deadline_miss(self, job: Job, elapsed: float, now: float) -> float | None:
+        return None
+
+
+class RequestedPredictor(Predictor):
+    name = "requested"
+
+
+class ClairvoyantPredictor(Predictor):
+    name = "clairvoyant"
+
+    def predict(self, job: Job, now: float) -> float:
+        if job.runtime is None:
+            return job.walltime
+        return min(job.runtime, job.walltime) if job.walltime > 0 else job.runtime
+
+
+class ConstantPredictor(Predictor):
+    name = "constant"
+
+    def __init__(self, constant: float = 1.0) -> None:
+        if not constant > 0:
+            raise ConfigError(f"constant predictor: expected a positive number of seconds, got {constant!r}")
+        self.constant = float(constant)
+
+    def predict(self, job: Job, now: float) -> float:
+        return self.constant
+
+
+class _UserHistory(Predictor):
+    """Keeps the last ``window`` runtimes of each user (at termination)."""
+
+    window = 1
+
+    def __init__(self) -> None:
+        self.history: dict[Any, deque] = defaultdict(lambda: deque(maxlen=self.window))
+
+    def on_end(self, job: Job, runtime: float, now: float) -> Updates:
+        self.history[_user(job)].append(runtime)
+        return None
+
+
+class Ave2Predictor(_UserHistory):
+    """EASY++'s predictor: mean of the user's last two runtimes; p̃ without two of them."""
+
+    name = "ave2"
+    window = 2
+
+    def predict(self, job: Job, now: float) -> float:
+        last = self.history.get(_user(job))
+        if last is None or len(last) < 2:
+            return job.walltime
+        return (last[0] + last[1]) / 2
+
+
+class RecentUserHistory(_UserHistory):
+    """Median of the user's last (up to) three runtimes; p̃ for a user without any."""
+
+    name = "ruh"
+    window = 3
+
+    def predict(self, job: Job, now: float) -> float:
+        last = self.history.get(_user(job))
+        if not last:
+            return job.walltime
+        return median(last)
+
+
+class SessionBasedHistory(Predictor):
+    """Talby et al.'s session-based history.
+
+    A user's jobs form sessions: a session breaks when the user's think time (the time between
+    the end of their last job and a submission) is at least ``think_time`` (20 min). The
+    prediction of a job is the median runtime of the terminated jobs of the user's current
+    session that match it, searched with a list of criteria (processors, estimate, executable)
+    from the most specific (all of them) to the least (none): ``dfs`` drops criteria from the
+    end of the list one at a time; ``bfs`` tries every subset of a size before the smaller
+    sizes. ``depth`` limits how many criteria may be dropped (None = all). Without any matching
+    job in the session, the user's whole history is searched the same way; without any, p̃.
+    ``sbh-noest`` is the same without the estimate criterion.
+    """
+
+    name = "sbh"
+
+    def __init__(self, criteria: tuple[str, ...] = ("res", "walltime", "executable"), search: str = "dfs",
+                 depth: int | None = None, think_time: float = 20 * 60) -> None:
+        if search not in ("dfs", "bfs"):
+            raise ConfigError(f"sbh: search must be dfs or bfs, got {search!r}")
+        self.criteria = tuple(criteria)
+        self.search = search
+        self.depth = depth
+        self.think_time = think_time
+        self.last_end: dict[Any, float] = {}
+        self.running: dict[Any, int] = defaultdict(int)
+        self.session: dict[Any, list[tuple[dict, float]]] = defaultdict(list)
+        self.all: dict[Any, list[tuple[dict, float]]] = defaultdict(list)
+        self.session_of: dict[str, int] = {}
+        self.session_id: dict[Any, int] = defaultdict(int)
+
+    @staticmethod
+    def _features(job: Job) -> dict:
+        return {"res": job.res, "walltime": job.walltime, "executable": job.extras.get("executable")}
+
+    def _subsets(self) -> list[tuple[str, ...]]:
+        from itertools import combinations
+
+        n = len(self.criteria)
+        min_size = 0 if self.depth is None else max(n - self.depth, 0)
+        if self.search == "dfs":
+            return [self.criteria[:k] for k in range(n, min_size - 1, -1)]
+        return [c for k in range(n, min_size - 1, -1) for c in combinations(self.criteria, k)]
+
+    def _match(self, history: list[tuple[dict, float]], features: dict) -> float | None:
+        for subset in self._subsets():
+            runtimes = [rt for f, rt in history if all(f[c] == features[c] for c in subset)]
+            if runtimes:
+                return median(runtimes)
+        return None
+
+    def predict(self, job: Job, now: float) -> float:
+        user = _user(job)
+        last = self.last_end.get(user)
+        if self.running[user] == 0 and last is not None and now - last >= self.think_time:
+            self.session_id[user] += 1
+            self.session[user] = []
+        self.session_of[job.id] = self.session_id[user]
+        self.running[user] += 1
+        features = self._features(job)
+        for history in (self.session[user], self.all[user]):
+            found = self._match(history, features)
+            if found is not None:
+                return found
+        return job.walltime
+
+    def on_end(self, job: Job, runtime: float, now: float) -> Updates:
+        user = _user(job)
+        self.running[user] = max(self.running[user] - 1, 0)
+        self.last_end[user] = now
+        entry = (self._features(job), runtime)
+        if self.session_of.pop(job.id, None) == self.session_id[user]:
+            self.session[user].append(entry)
+        self.all[user].append(entry)
+        return None
+
+
+class ELossRegression(Predictor):
+    """Gaussier et al. (SC'15) online regression of runtimes with the E-Loss.
+
+    Features: x = (1, the job's request p̃ (hours), log(p̃), q (processors, /100), the user's last
+    two runtimes and their mean (hours), and the running count of the user's jobs), expanded
+    with every degree-2 product (``poly``). The model predicts f(x) = w·φ(x) in hours, trained
+    online at each termination on the E-Loss, weighted by γ = log(q·p) (p = actual runtime,
+    at least 1 s; γ >= 1):
+
+    - over-prediction (f > p): γ · (f − p)²  (quadratic);
+    - under-prediction (f <= p): γ · (p − f)  (linear);
+
+    plus the l2 penalty ``l2 · |w|²``. The optimiser is Nesterov's accelerated gradient
+    (learning rate ``lr``, momentum ``momentum``, gradient clipped to norm ``clip``), one step
+    per terminated job. Hyper-parameters: lr=1e-3, momentum=0.9, l2=1e-4, clip=10. Predictions
+    are capped at p̃ by :class:`Predictions`; before the first termination the model predicts p̃.
+    """
+
+    name = "eloss"
+
+    def __init__(self, lr: float = 1e-3, momentum: float = 0.9, l2: float = 1e-4, clip: float = 10.0) -> None:
+        import numpy as np
+
+        self.np = np
+        self.lr, self.momentum, self.l2, self.clip = lr, momentum, l2, clip
+        self.w = None
+        self.v = None
+        self.trained = 0
+        self.history: dict[Any, deque] = defaultdict(lambda: deque(maxlen=2))
+        self.counts: dict[Any, int] = defaultdict(int)
+        self.features: dict[str, Any] = {}
+
+    def _phi(self, job: Job):
+        np = self.np
+        user = _user(job)
+        last = list(self.history.get(user, ())) + [job.walltime] * 2
+        r1, r2 = last[0] / 3600, last[1] / 3600
+        base = np.array([job.walltime / 3600, math.log(max(job.walltime, 1.0)) / 10, job.res / 100,
+                         r1, r2, (r1 + r2) / 2, math.log1p(self.counts[user]) / 10])
+        quad = np.outer(base, base)[np.triu_indices(len(base))]
+        return np.concatenate(([1.0], base, quad))
+
+    def predict(self, job: Job, now: float) -> float:
+        phi = self._phi(job)
+        self.features[job.id] = phi
+        if self.w is None or self.trained == 0:
+            return job.walltime
+        return float(phi @ self.w) * 3600
+
+    def on_end(self, job: Job, runtime: float, now: float) -> Updates:
+        np = self.np
+        phi = self.features.pop(job.id, None)
+        user = _user(job)
+        self.history[user].appendleft(runtime)
+        self.counts[user] += 1
+        if phi is None:
+            return None
+        if self.w is None:
+            self.w = np.zeros(len(phi))
+            self.v = np.zeros(len(phi))
+        p = runtime / 3600
+        gamma = max(math.log(max(job.res * max(runtime, 1.0), math.e)), 1.0)
+        lookahead = self.w + self.momentum * self.v
+        f = float(phi @ lookahead)
+        grad_f = 2 * gamma * (f - p) if f > p else -gamma
+        grad = grad_f * phi + 2 * self.l2 * lookahead
+        norm = float(np.linalg.norm(grad))
+        if norm > self.clip:
+            grad *= self.clip / norm
+        self.v = self.momentum * self.v - self.lr * grad
+        self.w = self.w + self.v
+        self.trained += 1
+        return None
+
+
+PREDICTORS: dict[str, Callable[..., Predictor]] = {
+    "requested": RequestedPredictor,
+    "clairvoyant": ClairvoyantPredictor,
+    "constant": ConstantPredictor,
+    "ave2": Ave2Predictor,
+    "easy++": Ave2Predictor,
+    "ruh": RecentUserHistory,
+    "sbh": SessionBasedHistory,
+    "sbh-noest": lambda **kw: SessionBasedHistory(**{"criteria": ("res", "executable"), **kw}),
+    "eloss": ELossRegression,
+}
+
+
+def check_predictor_name(name: str) -> str:
+    """The canonical predictor name (``constant:C`` accepted); ConfigError otherwise."""
+    base, _, arg = name.lower().partition(":")
+    if base not in PREDICTORS:
+        raise ConfigError(f"predictor: unknown value {name!r}; known: {', '.join(PREDICTORS)} (and constant:C)")
+    if arg:
+        if base != "constant":
+            raise ConfigError(f"predictor {name!r}: only constant takes an argument (constant:C)")
+        try:
+            float(arg)
+        except ValueError:
+            raise ConfigError(f"predictor {name!r}: C must be a number of seconds") from None
+    return name.lower()
+
+
+def get_predictor(name: str, **options: Any) -> Predictor:
+    base, _, arg = check_predictor_name(name).partition(":")
+    if arg:
+        options = {"constant": float(arg), **options}
+    try:
+        predictor = PREDICTORS[base](**options)
+    except TypeError as exc:
+        raise ConfigError(f"predictor {name!r}: bad options {options!r} ({exc})") from None
+    if base == "sbh-noest":
+        predictor.name = "sbh-noest"
+    return predictor
+
+
+class Predictions:
+    """The predictions of every queued and running job: a predictor plus a correction rule.
+
+    This is the runtime-knowledge interface (``name``, ``estimate(job)``) the decision core
+    reads, and the bookkeeping of the hooks. Every method returning updates returns
+    ``{job_id: prediction}`` for the jobs whose prediction changed (invariants enforced).
+    """
+
+    def __init__(self, predictor: Predictor, correction: Any) -> None:
+        self.predictor = predictor
+        self.correction = correction
+        self.name = f"{predictor.name}+{correction.name}"
+        self.current: dict[str, float] = {}
+        self.original: dict[str, float] = {}  # the prediction at submission
+        self.started: dict[str, float] = {}  # running job -> start time
+        self.jobs: dict[str, Job] = {}
+        self.history: dict[str, list[tuple[float, float]]] = {}  # job -> [(time, prediction)]
+        self.runtimes: dict[str, float] = {}  # terminated job -> runtime
+        self.ends: dict[str, float] = {}  # terminated job -> termination time
+        self.misses: list[tuple[float, str, float, float]] = []  # (time, job, old, new prediction)
+
+    # --- the knowledge interface --------------------------------------------------
+
+    def estimate(self, job: Job) -> float | None:
+        prediction = self.current.get(job.id)
+        if prediction is not None:
+            return prediction
+        if job.walltime > 0:
+            return job.walltime
+        return None
+
+    def expected_end(self, job_id: str) -> float:
+        return self.started[job_id] + self.current[job_id]
+
+    # --- invariants ------------------------------------------------------------------
+
+    @staticmethod
+    def clamp(job: Job, prediction: float) -> float:
+        if not math.isfinite(prediction):
+            prediction = job.walltime
+        prediction = max(prediction, MIN_PREDICTION)
+        if job.walltime > 0:
+            prediction = min(prediction, job.walltime)
+        return prediction
+
+    def _set(self, job: Job, prediction: float, now: float) -> float | None:
+        """Set a prediction (clamped); for a running job, correct it if it is not beyond the
+        elapsed time. Returns the new prediction if it changed, else None."""
+        prediction = self.clamp(job, prediction)
+        start = self.started.get(job.id)
+        if start is not None and prediction <= now - start:
+            prediction = self._corrected(job, now - start)
+        if start is not None:
+            prediction = self._beyond_now(job, prediction, now)
+        if self.current.get(job.id) == prediction:
+            return None
+        self.current[job.id] = prediction
+        self.history[job.id].append((now, prediction))
+        return prediction
+
+    def _corrected(self, job: Job, elapsed: float) -> float:
+        new = self.correction.correct(self.original[job.id], self.current[job.id], elapsed, job.walltime)
+        new = self.clamp(job, new)
+        if new <= elapsed and job.walltime > 0:
+            new = job.walltime  # nothing beyond p̃: the job ends (or is killed) at p̃
+        return new
+
+    def _beyond_now(self, job: Job, prediction: float, now: float) -> float:
+        """Round a running job's prediction up so that start + prediction > now in floating point."""
+        start = self.started[job.id]
+        while start + prediction <= now and (job.walltime <= 0 or prediction < job.walltime):
+            prediction = math.nextafter(prediction, math.inf)
+        return prediction
+
+    def _apply(self, updates: Updates, now: float) -> dict[str, float]:
+        changed = {}
+        for job_id, prediction in (updates or {}).items():
+            job = self.jobs.get(job_id)
+            if job is None:
+                continue  # not queued nor running
+            new = self._set(job, prediction, now)
+            if new is not None:
+                changed[job_id] = new
+        return changed
+
+    # --- hooks -----------------------------------------------------------------------
+
+    def submit(self, job: Job, now: float) -> dict[str, float]:
+        """A job arrived: its first prediction (read it with ``estimate``)."""
+        prediction = self.clamp(job, self.predictor.predict(job, now))
+        self.jobs[job.id] = job
+        self.current[job.id] = self.original[job.id] = prediction
+        self.history[job.id] = [(now, prediction)]
+        return {}
+
+    def start(self, job: Job, now: float) -> dict[str, float]:
+        self.started[job.id] = now
+        return self._apply(self.predictor.on_start(job, now), now)
+
+    def end(self, job: Job, now: float) -> dict[str, float]:
+        start = self.started.pop(job.id)
+        runtime = now - start
+        self.runtimes[job.id] = runtime
+        self.ends[job.id] = now
+        self.jobs.pop(job.id, None)
+        self.current.pop(job.id, None)
+        self.original.pop(job.id, None)
+        return self._apply(self.predictor.on_end(job, runtime, now), now)
+
+    def deadline_miss(self, job: Job, now: float) -> float:
+        """``job`` still runs at its predicted end: its new prediction (> elapsed unless p̃)."""
+        elapsed = now - self.started[job.id]
+        old = self.current[job.id]
+        proposed = self.predictor.on_deadline_miss(job, elapsed, now)
+        if proposed is not None and self.clamp(job, proposed) > elapsed:
+            new = self.clamp(job, proposed)
+        else:
+            new = self._corrected(job, elapsed)
+        new = self._beyond_now(job, new, now)
+        if new != old:
+            self.current[job.id] = new
+            self.history[job.id].append((now, new))
+        self.misses.append((now, job.id, old, new))
+        return new
+
+
+def make_predictions(predictor: str, correction: str, options: dict | None = None) -> Predictions:
+    from scheduler.knowledge.corrections import get_correction
+
+    return Predictions(get_predictor(predictor, **(options or {})), get_correction(correction))

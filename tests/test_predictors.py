@@ -1,0 +1,219 @@
+"""Runtime predictors, correction rules, accuracy metrics and EASY++ end to end."""
+
+import math
+
+import pytest
+
+from scheduler.config import SchedulerConfig
+from scheduler.core.job import Job
+from scheduler.errors import ConfigError
+from scheduler.knowledge.accuracy import accuracy, inaccuracy, summarize_accuracy, time_weighted
+from scheduler.knowledge.corrections import INCREMENTS, get_correction
+from scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions
+from scheduler.metrics import summarize
+from scheduler.sim.simulate import simulate
+from scheduler.workloads.synthetic import generate
+
+
+def job(i, user=1, walltime=3600.0, runtime=100.0, res=2, subtime=0.0, executable=1):
+    return Job(f"w0!{i}", subtime, res, walltime, "", runtime, {"user": user, "executable": executable})
+
+
+def feed(predictor, runtimes, user=1):
+    """Terminate jobs of ``user`` with these runtimes."""
+    for i, rt in enumerate(runtimes):
+        j = job(1000 + i, user=user, runtime=rt)
+        predictor.predict(j, 0.0)
+        predictor.on_end(j, rt, 0.0)
+
+
+def test_requested_clairvoyant_constant():
+    j = job(1, walltime=500, runtime=120)
+    assert get_predictor("requested").predict(j, 0) == 500
+    assert get_predictor("clairvoyant").predict(j, 0) == 120
+    assert get_predictor("constant").predict(j, 0) == 1
+    assert get_predictor("constant:60").predict(j, 0) == 60
+    # capped at p̃ by the Predictions
+    p = make_predictions("constant:9000", "requested")
+    p.submit(j, 0)
+    assert p.estimate(j) == 500
+
+
+def test_ave2_needs_two_runtimes_and_is_capped():
+    p = get_predictor("ave2")
+    assert p.predict(job(1, walltime=700), 0) == 700
+    feed(p, [100])
+    assert p.predict(job(2, walltime=700), 0) == 700
+    feed(p, [300, 500])
+    assert p.predict(job(3, walltime=700), 0) == 400  # the last two: 300 and 500
+    assert p.predict(job(4, user=2, walltime=700), 0) == 700  # another user
+    preds = Predictions(p, get_correction("requested"))
+    preds.submit(job(5, walltime=200), 0)
+    assert preds.current["w0!5"] == 200
+
+
+def test_ruh_median_of_last_three():
+    p = get_predictor("ruh")
+    assert p.predict(job(1, walltime=999), 0) == 999
+    feed(p, [10])
+    assert p.predict(job(2), 0) == 10
+    feed(p, [50, 30, 20])  # last three: 50, 30, 20
+    assert p.predict(job(3), 0) == 30
+
+
+def test_sbh_sessions_and_criteria():
+    p = get_predictor("sbh")
+    a = job(1, res=4, executable=7)
+    assert p.predict(a, 0) == a.walltime
+    p.on_end(a, 100, 100)
+    b = job(2, res=4, executable=7, subtime=200)
+    assert p.predict(b, 200) == 100  # same session, all criteria match
+    p.on_end(b, 300, 600)
+    c = job(3, res=8, executable=9, walltime=3600)
+    assert p.predict(c, 700) == 200  # no criterion matches: the session's median
+    p.on_end(c, 50, 800)
+    # think time >= 20 min: a new session; the whole history is searched
+    d = job(4, res=8, executable=9)
+    assert p.predict(d, 800 + 1200) == 50
+    assert get_predictor("sbh-noest").criteria == ("res", "executable")
+    assert get_predictor("sbh", search="bfs", depth=1)._subsets()[-1] in {("res", "walltime"), ("res", "executable"),
+                                                                          ("walltime", "executable")}
+
+
+def test_eloss_learns_and_stays_finite():
+    p = get_predictor("eloss")
+    assert p.predict(job(1), 0) == 3600
+    for i in range(200):
+        j = job(10 + i, runtime=600)
+        p.predict(j, 0)
+        p.on_end(j, 600, 0)
+    value = p.predict(job(999), 0)
+    assert math.isfinite(value)
+    assert value < 3600  # moved towards the runtimes
+
+
+def test_corrections():
+    incremental = get_correction("incremental")
+    assert INCREMENTS[0] == 60 and INCREMENTS[-1] == 100 * 3600 and len(INCREMENTS) == 11
+    assert incremental.correct(100, 100, 100, 10_000) == 160
+    assert incremental.correct(100, 160, 160, 10_000) == 400
+    assert incremental.correct(100, 400, 4000, 10_000) == 100 + 7200
+    assert incremental.correct(100, 400, 9000, 10_000) == 10_000  # capped at p̃
+    doubling = get_correction("doubling")
+    assert doubling.correct(100, 100, 100, 10_000) == 200
+    assert doubling.correct(100, 100, 450, 10_000) == 800
+    assert doubling.correct(100, 6000, 6000, 10_000) == 10_000
+    assert get_correction("requested").correct(100, 100, 100, 10_000) == 10_000
+    with pytest.raises(ConfigError):
+        get_correction("nope")
+
+
+@pytest.mark.parametrize("name", ["requested", "clairvoyant", "constant", "ave2", "ruh", "sbh", "sbh-noest", "eloss"])
+@pytest.mark.parametrize("correction", ["requested", "incremental", "doubling"])
+def test_invariants(name, correction):
+    preds = make_predictions(name, correction)
+    t = 0.0
+    for i in range(30):
+        j = job(i, walltime=1000 + 100 * i, runtime=50 * i + 5, user=i % 3)
+        preds.submit(j, t)
+        assert 0 < preds.estimate(j) <= j.walltime
+        preds.start(j, t)
+        elapsed = 0.0
+        while elapsed < j.runtime:
+            end = preds.expected_end(j.id)
+            assert end - t > elapsed
+            assert preds.current[j.id] <= j.walltime
+            elapsed = end - t
+            if elapsed < j.runtime:
+                preds.deadline_miss(j, end)
+                assert preds.current[j.id] > elapsed
+        t += j.runtime
+        preds.end(j, t)
+
+
+def test_accuracy_hand_computed():
+    assert accuracy(50, 100) == 0.5 and accuracy(200, 100) == 0.5
+    assert inaccuracy(150, 100) == 0.5
+    # predicted 50 at submission (t=0), corrected to 110 at t=50, ended at t=100 (runtime 100,
+    # started at 0): half the time accuracy 0.5, half the time 100/110
+    history = [(0.0, 50.0), (50.0, 110.0)]
+    assert time_weighted(history, 100, 100, accuracy) == pytest.approx(0.5 * 0.5 + 0.5 * 100 / 110)
+    assert time_weighted(history, 100, 100, inaccuracy) == pytest.approx(0.5 * 0.5 + 0.5 * 0.1)
+    stats = summarize_accuracy({"a": history, "b": [(0.0, 200.0)]}, {"a": 100, "b": 100}, {"a": 100, "b": 100})
+    assert stats["mae"] == pytest.approx((50 + 100) / 2)
+    assert stats["under"] == 0.5
+    assert stats["ra"] == pytest.approx(((0.25 + 50 / 110) + 0.5) / 2)
+    assert stats["ai"] == pytest.approx((0.3 + 1.0) / 2)
+    assert math.isnan(stats["r2"])  # constant runtimes
+
+
+def test_config_options():
+    config = SchedulerConfig.easy_plus_plus()
+    assert (config.predictor, config.correction, config.backfill_order) == ("ave2", "incremental", "spf")
+    assert SchedulerConfig().predictor == "requested" and not SchedulerConfig().uses_predictor
+    with pytest.raises(ConfigError):
+        SchedulerConfig(predictor="psychic")
+    with pytest.raises(ConfigError):
+        SchedulerConfig(correction="tripling")
+    with pytest.raises(ConfigError):
+        SchedulerConfig(predictor="ave2", estimates="clairvoyant")
+    assert SchedulerConfig.from_dict({"predictor": "constant:60"}).predictor == "constant:60"
+
+
+def _check_schedule(jobs, nb_res):
+    events = []
+    for row in jobs.itertuples():
+        if row.final_state == "REJECTED":
+            continue
+        assert row.starting_time >= row.submission_time
+        events.append((row.starting_time, 1, row.requested_number_of_resources))
+        events.append((row.finish_time, 0, -row.requested_number_of_resources))
+    used = 0
+    for _, _, delta in sorted(events):
+        used += delta
+        assert used <= nb_res
+
+
+@pytest.fixture(scope="module")
+def small_workload():
+    return generate(300, weeks=0.5, nb_res=32, seed=5)
+
+
+def test_easy_plus_plus_end_to_end(small_workload):
+    result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus())
+    preds = core.predictions
+    assert len(result.jobs) == 300 and (result.jobs.final_state != "REJECTED").all()
+    _check_schedule(result.jobs, 32)
+    assert preds.misses, "ave2 under-predicts some jobs"
+    rows = result.jobs.set_index("job_id")
+    starts = {str(k): v for k, v in rows.starting_time.items()}
+    for time, job_id, old, new in preds.misses:
+        jid = job_id.split("!", 1)[1]
+        start = starts[jid]
+        # detected exactly when the prediction ran out, and the job was still running
+        assert time == pytest.approx(start + old)
+        assert rows.finish_time[jid] > time
+        original = preds.history[job_id][0][1]
+        walltime = rows.requested_time[jid]
+        assert new > time - start
+        assert new == walltime or any(new == pytest.approx(original + inc) for inc in INCREMENTS)
+    # every history is consistent: predictions <= p̃, the last one covers the runtime
+    for job_id, runtime in preds.runtimes.items():
+        walltime = core.jobs[job_id].walltime
+        assert all(0 < p <= walltime for _, p in preds.history[job_id])
+        assert preds.history[job_id][-1][1] >= runtime - 1e-6 or runtime >= walltime
+
+
+def test_clairvoyant_predictor_equals_clairvoyant_estimates(small_workload):
+    a, _ = simulate(small_workload, SchedulerConfig(estimates="clairvoyant"))
+    b, core = simulate(small_workload, SchedulerConfig(predictor="clairvoyant"))
+    assert not core.predictions.misses
+    assert list(a.jobs.starting_time) == list(b.jobs.starting_time)
+
+
+@pytest.mark.parametrize("predictor", ["ruh", "sbh", "eloss", "constant:60"])
+def test_other_predictors_run(small_workload, predictor):
+    result, core = simulate(small_workload, SchedulerConfig(predictor=predictor, correction="doubling",
+                                                            backfill_order="spf"))
+    _check_schedule(result.jobs, 32)
+    assert summarize(result.jobs, nb_machines=32, tau=10)["mean_bsld"] >= 1
