@@ -12,7 +12,8 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from scheduler.core.events import CallMeLater, Decision, Kill, RegisterJob, RegisterProfile, SetMetadata
+from scheduler.core.alarms import Alarms
+from scheduler.core.events import Decision, Kill, RegisterJob, RegisterProfile, SetMetadata
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
 
@@ -20,24 +21,20 @@ from scheduler.errors import ConfigError
 class Safeguard:
     """Deadlines of small jobs, the kills they cause, and the resubmissions that follow."""
 
-    def __init__(self, profile_reuse: bool = True) -> None:
+    def __init__(self, alarms: Alarms, profile_reuse: bool = True) -> None:
+        self.alarms = alarms
         self.profile_reuse = profile_reuse
         self._deadlines: list[tuple[float, str]] = []  # (start + divider, job id)
-        self._calls: set[float] = set()  # CALL_ME_LATER times not answered yet
         self.killing: set[str] = set()  # kill requested, JOB_COMPLETED(KILLED) not seen yet
         self.kills = 0
 
     def watch(self, job_id: str, deadline: float, now: float) -> list[Decision]:
-        """A small job started: ask to be called at its deadline (once per distinct time)."""
+        """A small job started: ask to be called at its deadline."""
         heapq.heappush(self._deadlines, (deadline, job_id))
-        if deadline in self._calls or deadline <= now:
-            return []
-        self._calls.add(deadline)
-        return [CallMeLater(deadline)]
+        return self.alarms.at(deadline, now)
 
     def due(self, now: float, running: Callable[[str], bool]) -> list[Decision]:
         """Kill the watched jobs whose deadline has come and that are still running."""
-        self._calls = {t for t in self._calls if t > now}
         victims = []
         while self._deadlines and self._deadlines[0][0] <= now:
             _, job_id = heapq.heappop(self._deadlines)

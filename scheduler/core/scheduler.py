@@ -8,10 +8,10 @@ from collections import Counter
 from typing import Any, Iterable
 
 from scheduler.config import SchedulerConfig
+from scheduler.core.alarms import Alarms
 from scheduler.core.easy import EasyBackfilling
 from scheduler.core.events import (
     AnswerWaitingTime,
-    CallMeLater,
     Decision,
     Event,
     JobCompleted,
@@ -61,7 +61,7 @@ class DecisionCore:
                                                 self.config.predictor_options)
             self.knowledge = self.predictions
         self._prediction_ends: list[tuple[float, str]] = []  # (predicted end, running job id)
-        self._prediction_calls: set[float] = set()  # CALL_ME_LATER times not answered yet
+        self.alarms = Alarms()
         self._replan = False  # predictions changed since the last decision
         self.classifier = classifier  # built at SIMULATION_BEGINS unless given
         self.safeguard: Safeguard | None = None
@@ -112,6 +112,7 @@ class DecisionCore:
                 raise SimulationError(f"unsupported event {type(event).__name__}")
         if self.easy is None or self.ended:
             return decisions
+        self.alarms.passed(now)
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
         replan = False
@@ -146,7 +147,7 @@ class DecisionCore:
         if self.config.safeguard == "kill":
             if not self.dynamic_jobs:
                 raise ConfigError("the kill safeguard resubmits killed jobs: run Batsim with --enable-dynamic-jobs")
-            self.safeguard = Safeguard(profile_reuse=bool(event.config.get("profile-reuse-enabled", False)))
+            self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
         if self.classifier is None and self.config.classifier != "none":
             self.classifier = make_classifier(self.config, start_time=event.time)
         queue = JobQueue(get_policy(self.config.policy), self.config.starvation_threshold)
@@ -234,9 +235,7 @@ class DecisionCore:
         """Ask to be called when a running job's prediction runs out (strictly in the future)."""
         end = self.predictions.expected_end(job_id)
         heapq.heappush(self._prediction_ends, (end, job_id))
-        if end > now and end not in self._prediction_calls:
-            self._prediction_calls.add(end)
-            decisions.append(CallMeLater(end))
+        decisions.extend(self.alarms.at(end, now))
 
     def _apply_prediction_changes(self, changes: dict[str, float], now: float, decisions: list[Decision]) -> None:
         """Propagate changed predictions: re-key queued jobs, move running jobs' expected ends."""
@@ -253,7 +252,6 @@ class DecisionCore:
 
     def _deadline_misses(self, now: float, decisions: list[Decision]) -> None:
         """Correct the running jobs whose prediction ran out (predicted end <= now)."""
-        self._prediction_calls = {t for t in self._prediction_calls if t > now}
         ends = self._prediction_ends
         missed = []
         while ends and ends[0][0] <= now:
