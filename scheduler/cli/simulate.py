@@ -68,8 +68,7 @@ def format_table(summary: dict) -> str:
     rows = [
         ("workload", f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, "
                      f"{summary['nb_machines']} machines)"),
-        ("scheduler", f"EASY-{config['policy'].upper()}, estimates={config['estimates']}, "
-                      f"classifier={config['classifier']}, safeguard={config['safeguard']}"),
+        ("scheduler", _scheduler_line(config)),
         ("jobs", _job_states(summary["accounting"]["final_states"])),
         (f"mean bsld (tau={summary['tau']:g}s)", f"{metrics['mean_bsld']:.2f}"),
         ("mean wait", f"{metrics['mean_wait']:.0f} s"),
@@ -99,3 +98,13 @@ def _job_states(states: dict[str, int]) -> str:
         "REJECTED": "rejected",
     }
     return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))
+
+
+def _scheduler_line(config: dict) -> str:
+    parts = [f"EASY-{config['policy'].upper()}", f"estimates={config['estimates']}"]
+    if config.get("predictor", "requested") != "requested":
+        parts.append(f"predictor={config['predictor']}+{config['correction']}")
+    if config.get("backfill_order"):
+        parts.append(f"backfill={config['backfill_order']}")
+    parts += [f"classifier={config['classifier']}", f"safeguard={config['safeguard']}"]
+    return ", ".join(parts)
