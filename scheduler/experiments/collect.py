@@ -1,0 +1,293 @@
+"""Read runs back from disk and recompute their metrics from the ``_jobs.csv`` files.
+
+**Which files make a run.** Every ``NAME_jobs.csv`` (or ``NAME_jobs.csv.gz``) under the given folders
+(hidden folders such as ``.cache`` excepted) is a run, described by the first of:
+
+1. ``NAME_config.json``, the convention for **real Batsim output**: an object with ``trace`` (the
+   trace's label, default ``NAME``), ``policy`` (default ``fcfs``), ``variant`` (default ``base``),
+   ``nb_machines`` (or ``platform``: a SimGrid XML file, relative to the JSON file), and optionally
+   ``seed`` (default 0) and ``tau`` (default 60). For example, next to ``kth-spf_jobs.csv`` written
+   by ``batsim -e out/kth-spf``::
+
+       {"trace": "KTH-SP2", "policy": "spf", "variant": "classification-idempotent", "nb_machines": 100}
+
+2. ``NAME_summary.json`` as written by ``simulate -e`` and ``sweep``: a sweep's run carries its
+   trace, policy, variant and seed labels; for a ``simulate`` run they are derived from its config
+   (the trace label from the workload file name, the variant from the classifier, safeguard and
+   estimates of :data:`scheduler.config.VARIANTS`). A sweep run without its ``run_done.json``
+   marker is unfinished and ignored.
+
+``NAME_classifier_weeks.csv``, when present, gives the classifier's weekly quality and the divider in
+force each week.
+
+**What is recomputed** (:func:`analyze_run`), with :mod:`scheduler.metrics` and the run's tau: the
+summary (attempts folded back into their original jobs through the ``#k`` ids and the ``parent=``
+metadata); bsld per *actual* class, small meaning a runtime below the median runtime of the run's
+jobs (the same jobs and runtimes in every run of a trace, so the classes are comparable across
+variants, including base runs, which classify nothing); bsld per *predicted* class (the ``class=``
+metadata, runs with a classifier only); the classifier's precision, recall and false-small /
+false-large rates over all jobs, with the actual class of a job taken, as the classifier does, against
+the divider in force in the week of its submission; the running sum of bsld; monthly (30-day) mean
+bsld.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from scheduler.config import VARIANTS
+from scheduler.errors import ConfigError, WorkloadError
+
+MONTH = 30 * 86400.0
+WEEK = 7 * 86400.0
+JOBS_SUFFIXES = ("_jobs.csv", "_jobs.csv.gz")
+#: Points kept of a run's cumulative bsld curve (enough for a plot).
+CURVE_POINTS = 1500
+
+
+@dataclass
+class RunFiles:
+    """A run found on disk and its labels."""
+
+    prefix: Path
+    jobs_csv: Path
+    trace: str
+    policy: str
+    variant: str
+    seed: int = 0
+    nb_machines: int | None = None
+    tau: float = 60.0
+    origin: str = "batsim"  # "batsim" (NAME_config.json), "sweep" or "simulate" (NAME_summary.json)
+    summary: dict | None = None
+    weeks_csv: Path | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.trace, self.policy, self.variant, self.seed)
+
+
+@dataclass
+class RunData:
+    """The recomputed metrics of one run, and the series its plots need."""
+
+    files: RunFiles
+    metrics: dict[str, Any]
+    cumulative: pd.DataFrame  # columns: days, cumulative_bsld (downsampled)
+    monthly: pd.DataFrame  # columns: month, mean_bsld, jobs
+    weeks: pd.DataFrame | None = None  # the classifier's weekly report
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def row(self) -> dict[str, Any]:
+        f = self.files
+        return {"trace": f.trace, "policy": f.policy, "variant": f.variant, "seed": f.seed,
+                "nb_machines": f.nb_machines, "tau": f.tau, "origin": f.origin, "path": str(f.prefix),
+                **self.metrics}
+
+
+def discover_runs(roots: Iterable[str | Path], log: Callable[[str], None] | None = None) -> list[RunFiles]:
+    """Every run under ``roots`` (see the module doc), sorted by trace, policy, variant, seed."""
+    found: dict[Path, RunFiles] = {}
+    for root in map(Path, roots):
+        if not root.exists():
+            raise WorkloadError(f"{root}: no such results folder")
+        candidates = [root] if root.is_file() else sorted(p for s in JOBS_SUFFIXES for p in root.rglob(f"*{s}"))
+        for jobs_csv in candidates:
+            if any(part.startswith(".") for part in jobs_csv.relative_to(root).parts[:-1]) if root.is_dir() else False:
+                continue
+            name = jobs_csv.name
+            suffix = next((s for s in JOBS_SUFFIXES if name.endswith(s)), None)
+            if suffix is None:
+                continue
+            prefix = jobs_csv.with_name(name[: -len(suffix)])
+            try:
+                run = describe_run(prefix, jobs_csv)
+            except ConfigError as exc:
+                if log:
+                    log(f"skipped {jobs_csv}: {exc}")
+                continue
+            if run is None:
+                if log:
+                    log(f"skipped {jobs_csv}: no {prefix.name}_config.json or {prefix.name}_summary.json beside it")
+                continue
+            found[prefix.resolve()] = run
+    runs = sorted(found.values(), key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
+    seen: dict[tuple, RunFiles] = {}
+    for run in runs:
+        if run.key in seen and log:
+            log(f"note: {run.prefix} and {seen[run.key].prefix} are both {'/'.join(map(str, run.key))}; "
+                "the report averages them")
+        seen.setdefault(run.key, run)
+    return runs
+
+
+def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
+    """The labels of the run at ``prefix`` (None when nothing describes it; see the module doc)."""
+    weeks = Path(f"{prefix}_classifier_weeks.csv")
+    weeks = weeks if weeks.is_file() else None
+    config_file = Path(f"{prefix}_config.json")
+    summary_file = Path(f"{prefix}_summary.json")
+    summary = _read_json(summary_file) if summary_file.is_file() else None
+    if config_file.is_file():
+        meta = _read_json(config_file)
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{config_file}: expected a JSON object")
+        nb_machines = meta.get("nb_machines")
+        if nb_machines is None and meta.get("platform"):
+            from scheduler.platforms import read_platform
+
+            platform = Path(meta["platform"])
+            platform = platform if platform.is_absolute() else config_file.parent / platform
+            nb_machines = read_platform(platform).nb_compute_hosts
+        if nb_machines is None and summary:
+            nb_machines = summary.get("nb_machines")
+        if nb_machines is not None and (not isinstance(nb_machines, int) or nb_machines <= 0):
+            raise ConfigError(f"{config_file}: 'nb_machines' must be a positive integer, got {nb_machines!r}")
+        variant = str(meta.get("variant", "base"))
+        return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(meta.get("trace", prefix.name)),
+                        policy=str(meta.get("policy", "fcfs")).lower(), variant=variant,
+                        seed=int(meta.get("seed", 0)), nb_machines=nb_machines, tau=float(meta.get("tau", 60.0)),
+                        origin="batsim", summary=summary, weeks_csv=weeks)
+    if summary is None:
+        return None
+    if not isinstance(summary, dict) or "config" not in summary:
+        raise ConfigError(f"{summary_file}: not a run summary (no 'config')")
+    config = summary["config"]
+    sweep = summary.get("sweep")
+    if sweep:
+        if not Path(f"{prefix}_done.json").is_file():
+            raise ConfigError("unfinished sweep run (no run_done.json)")
+        trace, policy, variant, seed = sweep["trace"], sweep["policy"], sweep["variant"], sweep["seed"]
+    else:
+        from scheduler.experiments.grid import trace_label
+
+        workload = summary.get("workload") or {}
+        trace = trace_label(workload.get("name") or prefix.name)
+        policy, variant, seed = config.get("policy", "fcfs"), variant_of(config), config.get("seed", 0)
+    return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
+                    seed=int(seed), nb_machines=summary.get("nb_machines"), tau=float(summary.get("tau", 60.0)),
+                    origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks)
+
+
+def variant_of(config: dict) -> str:
+    """The paper's variant a scheduler config is (``custom`` when none matches; ``+<predictor>`` appended
+    when a runtime predictor replaces the requested times)."""
+    name = next((name for name, settings in VARIANTS.items()
+                 if all(config.get(key) == value for key, value in settings.items())), "custom")
+    predictor = config.get("predictor")
+    if predictor and predictor != "requested":
+        name += f"+{predictor}"
+    return name
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: unreadable JSON ({exc})") from None
+
+
+# --- one run's metrics ------------------------------------------------------------------------------
+
+def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
+    """Recompute a run's metrics from its ``_jobs.csv`` (see the module doc)."""
+    from scheduler.metrics import bounded_slowdown, fold_attempts, summarize
+    from scheduler.sim.output import read_jobs_csv
+
+    tau = files.tau if tau is None else tau
+    jobs = read_jobs_csv(files.jobs_csv)
+    folded = fold_attempts(jobs)
+    metrics: dict[str, Any] = summarize(folded, nb_machines=files.nb_machines, tau=tau)
+    warnings = []
+    done = folded[(folded["final_state"] != "REJECTED").to_numpy()]
+    bsld = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
+    runtime = done["runtime"].to_numpy()
+    submission = done["submission_time"].to_numpy()
+    origin = float(folded["submission_time"].min()) if len(folded) else 0.0
+
+    # Actual classes: against the median runtime of the run's jobs.
+    median = float(np.median(runtime)) if len(runtime) else math.nan
+    small = runtime < median
+    metrics["class_divider"] = median
+    for name, mask in (("small", small), ("large", ~small)):
+        metrics[f"nb_jobs_actual_{name}"] = int(mask.sum())
+        metrics[f"mean_bsld_actual_{name}"] = float(bsld[mask].mean()) if mask.any() else math.nan
+        metrics[f"mean_wait_actual_{name}"] = float(done["wait"].to_numpy()[mask].mean()) if mask.any() else math.nan
+    total_work = float((done["runtime"] * done["res"]).sum())
+    metrics["useful_core_seconds"] = total_work
+    metrics["wasted_fraction"] = metrics["wasted_core_seconds"] / total_work if total_work > 0 else math.nan
+    metrics["nb_predicted_small"] = int((folded["class"] == "small").sum()) if "class" in folded else 0
+
+    # Classifier quality against the weekly dividers.
+    weeks = None
+    if files.weeks_csv is not None:
+        weeks = pd.read_csv(files.weeks_csv)
+        metrics.update(classifier_quality(folded, weeks))
+        summary_classifier = (files.summary or {}).get("classifier") or {}
+        if summary_classifier.get("n") and summary_classifier["n"] != metrics.get("classifier_n"):
+            warnings.append(f"{files.prefix}: classifier quality over {metrics.get('classifier_n')} jobs from the "
+                            f"jobs file, {summary_classifier['n']} in the summary")
+
+    # Running sum of bsld in submission order, and monthly means.
+    order = np.argsort(submission, kind="stable")
+    cumulative = np.cumsum(bsld[order])
+    days = (submission[order] - origin) / 86400.0
+    keep = np.unique(np.r_[np.linspace(0, len(days) - 1, min(len(days), CURVE_POINTS)).astype(int)]) if len(days) else []
+    curve = pd.DataFrame({"days": days[keep], "cumulative_bsld": cumulative[keep]})
+    month = np.floor((submission - origin) / MONTH).astype(int)
+    monthly = (pd.DataFrame({"month": month, "bsld": bsld}).groupby("month")["bsld"].agg(["mean", "size"])
+               .rename(columns={"mean": "mean_bsld", "size": "jobs"}).reset_index())
+    return RunData(files=files, metrics=metrics, cumulative=curve, monthly=monthly, weeks=weeks, warnings=warnings)
+
+
+def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, Any]:
+    """Precision, recall, accuracy, false-small and false-large rates of a run's classification.
+
+    Predicted: the first ``class=`` an original job's attempts carry. Actual: runtime < the divider in
+    force in the week of the job's submission (from the classifier's weekly report); jobs submitted
+    while the divider is undefined (the first week) are not counted, as in the classifier's own report.
+    """
+    from scheduler.knowledge.classifier import classification_metrics
+
+    empty = {f"classifier_{k}": math.nan for k in ("accuracy", "precision", "recall", "false_small_rate",
+                                                   "false_large_rate")}
+    if "class" not in folded.columns or weeks.empty or "divider" not in weeks.columns:
+        return {**empty, "classifier_n": 0}
+    weeks = weeks.sort_values("week")
+    week_numbers = weeks["week"].to_numpy(dtype=float)
+    starts = weeks["week_start"].to_numpy(dtype=float)
+    length = WEEK
+    if len(weeks) > 1 and week_numbers[-1] > week_numbers[0]:
+        length = (starts[-1] - starts[0]) / (week_numbers[-1] - week_numbers[0])
+    start_time = starts[0] - week_numbers[0] * length
+    done = folded[(folded["final_state"] != "REJECTED").to_numpy()]
+    week = np.maximum(0, np.floor((done["submission_time"].to_numpy() - start_time) / length))
+    position = np.searchsorted(week_numbers, week, side="right") - 1
+    dividers = weeks["divider"].to_numpy(dtype=float)
+    divider = np.where(position >= 0, dividers[np.clip(position, 0, None)], np.nan)
+    known = ~np.isnan(divider) & (done["class"].to_numpy() != "")
+    predicted = done["class"].to_numpy()[known] == "small"
+    actual = done["runtime"].to_numpy()[known] < divider[known]
+    quality = classification_metrics(predicted, actual)
+    result = {f"classifier_{k}": quality[k] for k in ("accuracy", "precision", "recall", "false_small_rate",
+                                                       "false_large_rate")}
+    result.update({"classifier_n": quality["n"], "classifier_tp": quality["tp"], "classifier_fp": quality["fp"],
+                   "classifier_fn": quality["fn"], "classifier_tn": quality["tn"]})
+    return result
+
+
+def analyze_runs(runs: list[RunFiles], tau: float | None = None, workers: int = 1) -> list[RunData]:
+    """:func:`analyze_run` over ``runs`` (in a process pool when ``workers > 1``)."""
+    if workers > 1 and len(runs) > 1:
+        import concurrent.futures
+
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(analyze_run, runs, [tau] * len(runs)))
+    return [analyze_run(run, tau) for run in runs]

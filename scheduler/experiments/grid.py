@@ -1,0 +1,355 @@
+"""A sweep's configuration: which traces, policies, variants and seeds, expanded into runs.
+
+A sweep config is a JSON object (YAML too when PyYAML is installed)::
+
+    {
+      "name": "dev-traces",
+      "traces": ["KTH-SP2", {"name": "SDSC-SP2", "path": "traces/SDSC-SP2-1998-4.2-cln.swf.gz"}],
+      "trace_dirs": ["../../shared/workloads"],
+      "policies": ["fcfs", "wfp", "spf", "saf"],
+      "variants": ["base", "classification", "classification-idempotent",
+                   "class-clairvoyant", "runtimes-clairvoyant"],
+      "seeds": [0],
+      "tau": 60,
+      "options": {"divider": "median"}
+    }
+
+``traces``
+    Each entry is a string or an object. A string is a trace name of the archive catalogue
+    (``python -m scheduler fetch-trace --list``) or a file path. An object has:
+
+    - ``name``: the label of the trace in results and reports (default: the archive name or
+      the file name without its suffixes);
+    - ``path``: a local SWF or Batsim JSON file (relative paths are relative to the config
+      file's folder);
+    - ``archive``: a catalogue name, fetched with ``fetch-trace`` (downloaded once into the
+      trace cache) when ``path`` is absent or missing;
+    - ``nb_res`` or ``platform`` (a SimGrid XML file): the machine size (default: the paper's
+      size for a catalogue trace, else the workload's);
+    - ``max_jobs``: keep only the first N jobs (for quick runs);
+    - ``options``: scheduling options for this trace only (e.g. ``{"timezone": "Europe/Stockholm"}``).
+
+    An archive trace is first looked for, under its catalogue file name, in ``trace_dirs`` (and
+    the ``--trace-dir`` folders of the command line), then in the trace cache, and downloaded
+    only when absent from both.
+``policies``
+    Queue orders (``fcfs``, ``spf``, ``saf``, ``sqf``, ``lpf``, ``wfp``), or ``"all"``.
+``variants``
+    The paper's variants (:data:`scheduler.config.VARIANTS`), or ``"all"``. An entry may also be an
+    object ``{"name": "idempotent-paper", "variant": "classification-idempotent", "features": "paper"}``:
+    a named variant with its own options on top of a paper variant.
+``seeds``
+    Integers (default ``[0]``); each seeds the classifier (and any random choice) of a run.
+``tau``
+    The bounded-slowdown threshold of the summaries (default 60 s).
+``options``
+    Scheduling options (:class:`scheduler.config.SchedulerConfig` fields, e.g. ``divider``,
+    ``features``, ``starvation_threshold``) applied to every run.
+
+Each run is identified by its directory ``<trace>/<policy>/<variant>/seed<k>`` and by a hash of
+everything that determines its results (:attr:`RunSpec.config_hash`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scheduler.config import VARIANTS, SchedulerConfig
+from scheduler.core.policies import POLICIES, get_policy
+from scheduler.errors import ConfigError
+
+#: Bumped when the way a run is executed changes so much that finished runs must be redone.
+RUN_FORMAT = 1
+
+_CONFIG_KEYS = {"name", "description", "traces", "trace_dirs", "policies", "variants", "seeds", "tau", "options"}
+_TRACE_KEYS = {"name", "path", "archive", "nb_res", "platform", "max_jobs", "options"}
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """One trace of a sweep, as written in the config (nothing resolved or read yet)."""
+
+    name: str
+    path: str | None = None
+    archive: str | None = None
+    nb_res: int | None = None
+    platform: str | None = None
+    max_jobs: int | None = None
+    options: dict = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "archive": self.archive, "nb_res": self.nb_res,
+                "platform": self.platform, "max_jobs": self.max_jobs, "options": self.options}
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """A named variant: one of the paper's, with options on top."""
+
+    name: str
+    base: str
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class SweepConfig:
+    """A parsed sweep config (see the module doc)."""
+
+    name: str
+    traces: list[TraceSpec]
+    policies: list[str]
+    variants: list[VariantSpec]
+    seeds: list[int]
+    tau: float = 60.0
+    options: dict = field(default_factory=dict)
+    trace_dirs: list[str] = field(default_factory=list)
+    source: str | None = None
+
+    def runs(self) -> list["RunSpec"]:
+        """Every run of the grid traces x policies x variants x seeds, in that order."""
+        runs = []
+        for trace in self.traces:
+            for policy in self.policies:
+                for variant in self.variants:
+                    for seed in self.seeds:
+                        options = {**VARIANTS[variant.base], **self.options, **trace.options, **variant.options,
+                                   "policy": policy, "seed": seed}
+                        config = SchedulerConfig.from_dict(
+                            options, f"{self.source or 'sweep config'}: trace {trace.name}, variant {variant.name}")
+                        runs.append(RunSpec(trace=trace, policy=policy, variant=variant.name, seed=seed,
+                                            tau=self.tau, config=config.to_dict()))
+        return runs
+
+
+@dataclass
+class RunSpec:
+    """One simulation of a sweep. ``trace_key`` (the trace's identity: file checksum, size, cut)
+    is filled in once the trace is resolved; the hash covers it."""
+
+    trace: TraceSpec
+    policy: str
+    variant: str
+    seed: int
+    tau: float
+    config: dict
+    trace_key: dict | None = None
+
+    @property
+    def relative_dir(self) -> Path:
+        return Path(safe_name(self.trace.name)) / self.policy / safe_name(self.variant) / f"seed{self.seed}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.trace.name}/{self.policy}/{self.variant}/seed{self.seed}"
+
+    @property
+    def config_hash(self) -> str:
+        """A hash of everything that determines the run's results."""
+        payload = {"format": RUN_FORMAT, "trace": self.trace_key or self.trace.describe(),
+                   "config": relevant_options(self.config), "tau": self.tau}
+        text = json.dumps(payload, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def cost(self, jobs: int) -> float:
+        """A rough relative cost, to start the longest runs first."""
+        factor = 3.0 if self.config.get("classifier") == "rf" else 1.0
+        if self.policy == "wfp":
+            factor *= 1.5
+        return jobs * factor
+
+
+#: Options that only matter to a classifier: they do not change a run without one.
+CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
+
+
+def relevant_options(config: dict) -> dict:
+    """The scheduling options that can change a run's results (a run without a classifier ignores the
+    classifier's options, so changing them does not make it rerun)."""
+    if config.get("classifier", "none") == "none":
+        return {k: v for k, v in config.items() if k not in CLASSIFIER_OPTIONS}
+    return dict(config)
+
+
+def safe_name(name: str) -> str:
+    """``name`` usable as a single path component."""
+    cleaned = _SAFE_NAME.sub("_", str(name)).strip("._")
+    return cleaned or "trace"
+
+
+def trace_label(path: str) -> str:
+    """A trace's default name from its file: the catalogue name if it is one, else the file stem."""
+    from scheduler.workloads.archive import known_machine_size
+
+    known = known_machine_size(Path(path).name)
+    if known:
+        return known[0]
+    name = Path(path).name
+    for suffix in (".gz", ".swf", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def load_config_file(path: str | Path) -> SweepConfig:
+    """Read and validate a sweep config file (JSON, or YAML with PyYAML)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the sweep config ({exc.strerror})") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ConfigError(f"{path}: YAML configs need PyYAML (pip install pyyaml); or write it as JSON") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: invalid YAML ({exc})") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: invalid JSON ({exc})") from None
+    return parse_config(data, source=str(path), base_dir=path.resolve().parent)
+
+
+def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path | None = None) -> SweepConfig:
+    """Validate a sweep config given as plain data; relative paths are taken from ``base_dir``."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected an object, got {type(data).__name__}")
+    unknown = sorted(set(data) - _CONFIG_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_CONFIG_KEYS))}")
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    traces = [_trace(entry, f"{source}: traces[{i}]", base) for i, entry in enumerate(_list(data, "traces", source))]
+    if not traces:
+        raise ConfigError(f"{source}: 'traces' is empty")
+    names = [t.name for t in traces]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"{source}: duplicate trace name(s) {', '.join(duplicates)}; give each a distinct 'name'")
+
+    policies = data.get("policies", ["fcfs"])
+    if policies == "all":
+        policies = list(POLICIES)
+    policies = [_policy(p, source) for p in _as_list(policies, "policies", source)]
+    variants_data = data.get("variants", ["base"])
+    if variants_data == "all":
+        variants_data = list(VARIANTS)
+    variants = [_variant(v, f"{source}: variants[{i}]")
+                for i, v in enumerate(_as_list(variants_data, "variants", source))]
+    seeds = _as_list(data.get("seeds", [0]), "seeds", source)
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise ConfigError(f"{source}: 'seeds' must be integers, got {seeds!r}")
+    tau = data.get("tau", 60.0)
+    if not isinstance(tau, (int, float)) or isinstance(tau, bool) or tau <= 0:
+        raise ConfigError(f"{source}: 'tau' must be a positive number of seconds, got {tau!r}")
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{source}: 'options' must be an object of scheduling options")
+    forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in options})
+    if forbidden:
+        raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'policies' / 'seeds', not in 'options'")
+    trace_dirs = [str(_resolve(d, base)) for d in _as_list(data.get("trace_dirs", []), "trace_dirs", source)]
+    for dup in ("policies", "seeds"):
+        values = policies if dup == "policies" else seeds
+        if len(set(values)) != len(values):
+            raise ConfigError(f"{source}: '{dup}' lists a value twice")
+    if len({v.name for v in variants}) != len(variants):
+        raise ConfigError(f"{source}: 'variants' lists a name twice")
+    config = SweepConfig(name=str(data.get("name") or Path(source).stem), traces=traces, policies=policies,
+                         variants=variants, seeds=list(seeds), tau=float(tau), options=dict(options),
+                         trace_dirs=trace_dirs, source=source)
+    config.runs()  # validates every combination's scheduling options now, not in the workers
+    return config
+
+
+def _list(data: dict, key: str, source: str) -> list:
+    if key not in data:
+        raise ConfigError(f"{source}: missing '{key}'")
+    return _as_list(data[key], key, source)
+
+
+def _as_list(value: Any, key: str, source: str) -> list:
+    if isinstance(value, (str, int, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        raise ConfigError(f"{source}: '{key}' must be a list, got {type(value).__name__}")
+    return value
+
+
+def _resolve(path: str, base: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else (base / p).resolve()
+
+
+def _trace(entry: Any, where: str, base: Path) -> TraceSpec:
+    from scheduler.workloads.archive import TRACES
+
+    if isinstance(entry, str):
+        known = {name.lower(): name for name in TRACES}
+        if entry.lower() in known:
+            entry = {"archive": known[entry.lower()]}
+        else:
+            entry = {"path": entry}
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a trace name, a path or an object, got {type(entry).__name__}")
+    unknown = sorted(set(entry) - _TRACE_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_TRACE_KEYS))}")
+    path, archive = entry.get("path"), entry.get("archive")
+    if not path and not archive:
+        raise ConfigError(f"{where}: give a 'path' or an 'archive' trace name")
+    if archive:
+        from scheduler.workloads.archive import find_trace
+
+        try:
+            archive = find_trace(str(archive)).name
+        except Exception as exc:  # WorkloadError: unknown trace name
+            raise ConfigError(f"{where}: {exc}") from None
+    nb_res, max_jobs = entry.get("nb_res"), entry.get("max_jobs")
+    for key, value in (("nb_res", nb_res), ("max_jobs", max_jobs)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+            raise ConfigError(f"{where}: '{key}' must be a positive integer, got {value!r}")
+    if nb_res is not None and entry.get("platform"):
+        raise ConfigError(f"{where}: give 'nb_res' or 'platform', not both")
+    options = entry.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}: 'options' must be an object of scheduling options")
+    name = entry.get("name") or archive or trace_label(str(path))
+    return TraceSpec(name=str(name), path=str(_resolve(path, base)) if path else None, archive=archive,
+                     nb_res=nb_res, platform=str(_resolve(entry["platform"], base)) if entry.get("platform") else None,
+                     max_jobs=max_jobs, options=dict(options))
+
+
+def _policy(name: Any, source: str) -> str:
+    if not isinstance(name, str):
+        raise ConfigError(f"{source}: a policy must be a name, got {name!r}")
+    try:
+        return get_policy(name).name
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _variant(entry: Any, where: str) -> VariantSpec:
+    if isinstance(entry, str):
+        if entry not in VARIANTS:
+            raise ConfigError(f"{where}: unknown variant {entry!r}; known: {', '.join(VARIANTS)}")
+        return VariantSpec(entry, entry)
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise ConfigError(f"{where}: expected a variant name or an object with a 'name'")
+    options = {k: v for k, v in entry.items() if k not in ("name", "variant")}
+    base = entry.get("variant", "base")
+    if base not in VARIANTS:
+        raise ConfigError(f"{where}: unknown variant {base!r}; known: {', '.join(VARIANTS)}")
+    forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in options})
+    if forbidden:
+        raise ConfigError(f"{where}: set {', '.join(forbidden)} with 'policies' / 'seeds'")
+    return VariantSpec(str(entry["name"]), base, options)

@@ -1,0 +1,143 @@
+"""``report``: tables and plots from sweep results, from ``simulate`` output and from Batsim-style folders."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from scheduler.cli import main
+from scheduler.errors import WorkloadError
+from scheduler.experiments.collect import analyze_run, discover_runs, variant_of
+from scheduler.experiments.grid import parse_config
+from scheduler.experiments.report import markdown_to_html, write_report
+from scheduler.experiments.sweep import run_sweep
+from scheduler.metrics import summarize
+from scheduler.sim.output import read_jobs_csv
+
+from tests.helpers import REPO
+
+SAMPLE = REPO / "workloads" / "sample.json"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """A small sweep: the sample's first 1,000 jobs (one week with a classifier), 2 policies x 3 variants."""
+    folder = tmp_path_factory.mktemp("sweep")
+    config = parse_config({
+        "name": "report-test",
+        "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 1000}],
+        "policies": ["fcfs", "spf"],
+        "variants": ["base", "classification-idempotent", "runtimes-clairvoyant"],
+    })
+    outcome = run_sweep(config, folder / "results", workers=2)
+    assert not outcome.failed
+    return folder / "results"
+
+
+def test_report_tables_and_plots(results, tmp_path):
+    written = write_report(results, tmp_path / "report")
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    for heading in ("## Mean bounded slowdown", "(Table 7)", "## Small and large jobs (Figure 8)",
+                    "## Classifier quality (Tables 5 and 6)", "## Packing and fairness costs: AWF and P2SF",
+                    "## Kills and wasted work"):
+        assert heading in text, heading
+    assert "| sample | EASY-FCFS | 0% |" in text  # the reference run's own reduction
+    names = sorted(p.name for p in written["plots"])
+    assert names == ["fig4_classifier_weeks_sample.png", "fig6_cumulative_bsld_sample.png",
+                     "fig7_monthly_bsld_sample.png", "fig8_classes_sample.png", "fig9_variants_sample.png"]
+    for path in written["plots"]:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size < 200_000
+        assert f"(img/{path.name})" in text
+    html = (tmp_path / "report" / "REPORT.html").read_text()
+    assert "<table>" in html and '<img alt="Figure 6: cumulative bsld" src="img/fig6_cumulative_bsld_sample.png">' in html
+
+    runs = pd.read_csv(tmp_path / "report" / "runs.csv")
+    assert len(runs) == 6
+    # recomputed from the jobs files, the metrics are the runs' own
+    for row in runs.itertuples():
+        summary = json.loads((results / "sample" / row.policy / row.variant / "seed0" / "run_summary.json").read_text())
+        assert row.mean_bsld == pytest.approx(summary["metrics"]["mean_bsld"])
+        assert row.nb_kills == summary["metrics"]["nb_kills"]
+        if row.variant == "classification-idempotent":
+            assert row.nb_kills > 0 and row.wasted_core_seconds > 0
+            assert row.classifier_precision == pytest.approx(summary["classifier"]["precision"])
+            assert row.classifier_recall == pytest.approx(summary["classifier"]["recall"])
+            assert row.classifier_n == summary["classifier"]["n"]
+    reduction = pd.read_csv(tmp_path / "report" / "tables" / "reduction.csv", index_col=[0, 1])
+    bsld = pd.read_csv(tmp_path / "report" / "tables" / "mean_bsld.csv", index_col=[0, 1])
+    expected = 1 - bsld.loc[("sample", "spf"), "base"] / bsld.loc[("sample", "fcfs"), "base"]
+    assert reduction.loc[("sample", "spf"), "base"] == pytest.approx(expected)
+
+
+def test_report_from_a_batsim_style_folder(results, tmp_path):
+    """Plain NAME_jobs.csv files with a NAME_config.json give the same numbers."""
+    flat = tmp_path / "batsim-out"
+    flat.mkdir()
+    for policy in ("fcfs", "spf"):
+        for variant in ("base", "classification-idempotent", "runtimes-clairvoyant"):
+            run = results / "sample" / policy / variant / "seed0"
+            name = f"sample-{policy}-{variant}"
+            shutil.copy(run / "run_jobs.csv", flat / f"{name}_jobs.csv")
+            if (run / "run_classifier_weeks.csv").exists():
+                shutil.copy(run / "run_classifier_weeks.csv", flat / f"{name}_classifier_weeks.csv")
+            (flat / f"{name}_config.json").write_text(json.dumps(
+                {"trace": "sample", "policy": policy, "variant": variant, "nb_machines": 128}))
+    (flat / "stray_jobs.csv").write_text("not a run\n")  # no config: skipped with a note
+    notes = []
+    found = discover_runs([flat], log=notes.append)
+    assert len(found) == 6 and {r.origin for r in found} == {"batsim"}
+    assert any("stray_jobs.csv" in note for note in notes)
+
+    assert main(["report", str(flat), "-o", str(tmp_path / "from-batsim"), "--no-plots"]) == 0
+    write_report(results, tmp_path / "from-sweep", plots=False)
+    for table in ("mean_bsld", "reduction", "classes", "classifier", "costs"):
+        ours = pd.read_csv(tmp_path / "from-sweep" / "tables" / f"{table}.csv")
+        theirs = pd.read_csv(tmp_path / "from-batsim" / "tables" / f"{table}.csv")
+        pd.testing.assert_frame_equal(ours, theirs, check_exact=False)
+
+
+def test_resubmissions_are_folded(results):
+    run = results / "sample" / "fcfs" / "classification-idempotent" / "seed0"
+    jobs = read_jobs_csv(run / "run_jobs.csv")
+    resubmitted = jobs["job_id"].str.contains("#")
+    assert resubmitted.any()
+    (files,) = [f for f in discover_runs([run])]
+    data = analyze_run(files)
+    assert data.metrics["nb_jobs"] == len(jobs) - resubmitted.sum() == 1000
+    assert data.metrics["nb_kills"] == resubmitted.sum()
+    assert data.metrics["mean_bsld"] == pytest.approx(summarize(jobs, nb_machines=128)["mean_bsld"])
+    assert data.metrics["nb_jobs_actual_small"] + data.metrics["nb_jobs_actual_large"] == 1000
+
+
+def test_report_of_simulate_output(tmp_path):
+    """``simulate -e`` output is a run too: its labels come from its summary."""
+    assert main(["simulate", str(SAMPLE), "--policy", "spf", "--variant", "class-clairvoyant",
+                 "-e", str(tmp_path / "runs" / "spf-cc"), "--no-progress"]) == 0
+    (files,) = discover_runs([tmp_path / "runs"])
+    assert (files.trace, files.policy, files.variant, files.origin) == ("sample", "spf", "class-clairvoyant", "simulate")
+    written = write_report(tmp_path / "runs", tmp_path / "report", plots=False)
+    assert written["runs"] == 1 and written["plots"] == []
+    assert "| sample | EASY-SPF | – |" in (tmp_path / "report" / "REPORT.md").read_text()  # no reference run
+
+
+def test_variant_of():
+    assert variant_of({"classifier": "rf", "safeguard": "kill", "estimates": "requested"}) == "classification-idempotent"
+    assert variant_of({"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"}) == "runtimes-clairvoyant"
+    assert variant_of({"classifier": "oracle", "safeguard": "kill", "estimates": "requested"}) == "custom"
+    assert variant_of({"classifier": "none", "safeguard": "none", "estimates": "requested",
+                       "predictor": "ave2"}) == "base+ave2"
+
+
+def test_empty_folder_is_an_error(tmp_path):
+    with pytest.raises(WorkloadError, match="no run found"):
+        write_report(tmp_path, tmp_path / "report")
+    assert main(["report", str(tmp_path / "absent"), "-o", str(tmp_path / "r")]) == 1
+
+
+def test_markdown_to_html():
+    page = markdown_to_html("# Title\n\nSome `code` and **bold**.\n\n| a | b |\n| --- | ---: |\n| x | 1 |\n\n"
+                            "![alt](img/x.png)\n\n<details><summary>more</summary>\n\ntext\n\n</details>\n")
+    assert "<h1>Title</h1>" in page and "<code>code</code>" in page and "<strong>bold</strong>" in page
+    assert "<th>a</th>" in page and "<td class=r>1</td>" in page and '<img alt="alt" src="img/x.png">' in page
+    assert "<details><summary>more</summary>" in page and "</details>" in page

@@ -1,0 +1,209 @@
+"""``sweep``: the config, the grid, a whole small sweep, resuming, failures, and Dask."""
+
+import json
+import shutil
+
+import pytest
+
+from scheduler.cli import main
+from scheduler.errors import ConfigError
+from scheduler.experiments.grid import load_config_file, parse_config
+from scheduler.experiments.sweep import DONE_FILE, run_sweep
+
+from tests.helpers import REPO
+
+SAMPLE = REPO / "workloads" / "sample.json"
+EXPERIMENTS = REPO / "experiments"
+
+
+def tiny_config(tmp_path, **changes):
+    """A fast grid on the first 400 jobs of the sample: 2 policies x 3 variants."""
+    data = {
+        "name": "tiny",
+        "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 400}],
+        "policies": ["fcfs", "spf"],
+        "variants": ["base", "classification-idempotent", "runtimes-clairvoyant"],
+        "seeds": [0],
+        "tau": 60,
+        **changes,
+    }
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(data))
+    return load_config_file(path)
+
+
+def statuses(outcome):
+    return {run.label: run.status for run in outcome.runs}
+
+
+def test_ci_sample_sweep_end_to_end(tmp_path, capsys):
+    results = tmp_path / "results"
+    assert main(["sweep", str(EXPERIMENTS / "ci-sample.json"), "-o", str(results), "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "6 runs: 6 done, 0 skipped" in out and "sweep overhead" in out
+    run = results / "sample" / "fcfs" / "classification-idempotent" / "seed0"
+    for name in ("run_jobs.csv", "run_schedule.csv", "run_summary.json", "run_classifier_weeks.csv",
+                 "run_feature_importances.csv", DONE_FILE):
+        assert (run / name).is_file(), name
+    summary = json.loads((run / "run_summary.json").read_text())
+    assert summary["sweep"]["variant"] == "classification-idempotent" and summary["sweep"]["policy"] == "fcfs"
+    assert summary["config"]["safeguard"] == "kill" and summary["workload"]["jobs"] == 1200
+    assert not (results / "sample" / "fcfs" / "base" / "seed0" / "run_classifier_weeks.csv").exists()
+    assert len(list(results.glob("*/*/*/seed0/" + DONE_FILE))) == 6
+    assert list((results / ".cache").glob("sample-*.pkl"))
+    stats = json.loads((results / "sweep_stats.json").read_text())
+    assert stats["done"] == 6 and stats["run_seconds"] > 0 and stats["overhead_ratio"] < 0.5
+    assert not (results / "errors.txt").exists()
+
+    # a second invocation skips everything
+    assert main(["sweep", str(EXPERIMENTS / "ci-sample.json"), "-o", str(results), "--workers", "2"]) == 0
+    assert "0 done, 6 skipped" in capsys.readouterr().out
+
+
+def test_resume_reruns_only_the_affected_runs(tmp_path):
+    results = tmp_path / "results"
+    first = run_sweep(tiny_config(tmp_path), results, workers=0)
+    assert set(statuses(first).values()) == {"done"} and len(first.runs) == 6
+    marker = results / "sample" / "spf" / "base" / "seed0" / DONE_FILE
+    before = marker.stat().st_mtime_ns
+
+    assert set(statuses(run_sweep(tiny_config(tmp_path), results, workers=0)).values()) == {"skipped"}
+
+    # a classifier option changes the classification runs only
+    changed = run_sweep(tiny_config(tmp_path, options={"divider": 1800}), results, workers=0)
+    rerun = {label for label, status in statuses(changed).items() if status == "done"}
+    assert rerun == {"sample/fcfs/classification-idempotent/seed0", "sample/spf/classification-idempotent/seed0"}
+    assert marker.stat().st_mtime_ns == before
+
+    # a new seed adds runs; the old ones are kept
+    more = run_sweep(tiny_config(tmp_path, options={"divider": 1800}, seeds=[0, 1]), results, workers=0)
+    assert sum(s == "done" for s in statuses(more).values()) == 6
+    assert sum(s == "skipped" for s in statuses(more).values()) == 6
+
+    # --force reruns everything
+    forced = run_sweep(tiny_config(tmp_path, options={"divider": 1800}), results, workers=0, force=True)
+    assert set(statuses(forced).values()) == {"done"}
+
+
+def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
+    config = {
+        "name": "broken",
+        "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 300},
+                   {"name": "missing", "path": str(tmp_path / "no-such-trace.swf")}],
+        "policies": ["fcfs"],
+        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "none.model")}],
+    }
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(config))
+    results = tmp_path / "results"
+    assert main(["sweep", str(path), "-o", str(results), "--workers", "2"]) == 1
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.startswith("FAILED ")]
+    assert len(failed) == 3
+    assert any("missing/fcfs/base/seed0" in line and "no-such-trace.swf" in line for line in failed)
+    assert any("sample/fcfs/bad-model/seed0" in line for line in failed)
+    assert (results / "sample" / "fcfs" / "base" / "seed0" / DONE_FILE).is_file()
+    errors = (results / "errors.txt").read_text().splitlines()
+    assert len(errors) == 3 and all(": " in line for line in errors)
+    assert "Traceback" in (results / "sample" / "fcfs" / "bad-model" / "seed0" / "run_error.txt").read_text()
+
+    # the finished run is kept and skipped; the failed ones are tried again
+    assert main(["sweep", str(path), "-o", str(results), "--workers", "0"]) == 1
+    assert "0 done, 1 skipped (already done), 3 failed" in capsys.readouterr().out
+
+
+def test_config_validation(tmp_path):
+    with pytest.raises(ConfigError, match="unknown variant"):
+        parse_config({"traces": ["KTH-SP2"], "variants": ["nope"]})
+    with pytest.raises(ConfigError, match="unknown policy"):
+        parse_config({"traces": ["KTH-SP2"], "policies": ["fifo"]})
+    with pytest.raises(ConfigError, match="unknown key"):
+        parse_config({"traces": ["KTH-SP2"], "polices": ["fcfs"]})
+    with pytest.raises(ConfigError, match="unknown trace"):
+        parse_config({"traces": [{"archive": "NOPE"}]})
+    with pytest.raises(ConfigError, match="seeds"):
+        parse_config({"traces": ["KTH-SP2"], "options": {"seed": 3}})
+    with pytest.raises(ConfigError, match="divider"):
+        parse_config({"traces": ["KTH-SP2"], "options": {"divider": "mean"}})
+    config = parse_config({"traces": ["kth-sp2", "data/x.swf.gz"], "policies": "all", "variants": "all",
+                           "seeds": [0, 1]}, base_dir=tmp_path)
+    assert [t.name for t in config.traces] == ["KTH-SP2", "x"]
+    assert config.traces[0].archive == "KTH-SP2" and config.traces[1].path == str(tmp_path / "data" / "x.swf.gz")
+    assert len(config.runs()) == 2 * 6 * 5 * 2
+    assert main(["sweep", str(tmp_path / "absent.json")]) == 1
+
+
+def test_example_configs_parse():
+    dev = load_config_file(EXPERIMENTS / "dev-traces.json")
+    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 40
+    local = load_config_file(EXPERIMENTS / "dev-traces-local.json")
+    assert all(t.path and t.archive for t in local.traces)
+    paper = load_config_file(EXPERIMENTS / "paper-traces.json")
+    assert [t.name for t in paper.traces] == ["CTC-SP2", "HPC2N", "KTH-SP2", "SDSC-BLUE", "SDSC-SP2", "KIT-FH2",
+                                              "MetaCentrum2-zegox"]
+    assert load_config_file(EXPERIMENTS / "ci-sample.json").traces[0].path == str(SAMPLE)
+
+
+def test_trace_dir_is_searched_before_the_cache(tmp_path, monkeypatch):
+    from scheduler.experiments.grid import TraceSpec
+    from scheduler.experiments.sweep import resolve_trace_file
+
+    monkeypatch.setenv("BATSIM_CLASSIFIER_SCHEDULER_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "KTH-SP2-1996-2.1-cln.swf.gz").write_bytes(b"")
+    trace = TraceSpec(name="KTH-SP2", archive="KTH-SP2")
+    assert resolve_trace_file(trace, [folder]) == folder / "KTH-SP2-1996-2.1-cln.swf.gz"
+    with pytest.raises(Exception, match="not downloaded"):
+        resolve_trace_file(trace, [], download=False)
+
+
+def test_dask_backend(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    results = tmp_path / "results"
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=None) as cluster:
+        outcome = run_sweep(tiny_config(tmp_path, variants=["base", "class-clairvoyant"]), results,
+                            dask_scheduler=cluster.scheduler_address)
+    assert set(statuses(outcome).values()) == {"done"} and len(outcome.runs) == 4
+    assert outcome.stats["backend"].startswith("dask")
+    # the same results folder resumes with the local pool
+    assert set(statuses(run_sweep(tiny_config(tmp_path, variants=["base", "class-clairvoyant"]), results,
+                                  workers=0)).values()) == {"skipped"}
+
+
+def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name == "distributed" or name.startswith("dask"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    with pytest.raises(ConfigError, match=r"dask\[distributed\]"):
+        run_sweep(tiny_config(tmp_path), tmp_path / "results", dask_scheduler="tcp://127.0.0.1:1")
+
+
+def test_copying_results_keeps_them_resumable(tmp_path):
+    results = tmp_path / "results"
+    run_sweep(tiny_config(tmp_path, policies=["fcfs"], variants=["base"]), results, workers=0)
+    shutil.copytree(results, tmp_path / "copy")
+    again = run_sweep(tiny_config(tmp_path, policies=["fcfs"], variants=["base"]), tmp_path / "copy", workers=0)
+    assert set(statuses(again).values()) == {"skipped"}
+
+
+def test_machine_size_per_trace(tmp_path):
+    config = parse_config({
+        "traces": [{"name": "wide", "path": str(SAMPLE), "max_jobs": 200, "nb_res": 256},
+                   {"name": "platform", "path": str(SAMPLE), "max_jobs": 200,
+                    "platform": str(REPO / "platforms" / "SDSC-SP2.xml")}],
+        "policies": ["fcfs"], "variants": ["base"],
+    })
+    outcome = run_sweep(config, tmp_path / "results", workers=0)
+    assert not outcome.failed
+    sizes = {name: json.loads((tmp_path / "results" / name / "fcfs" / "base" / "seed0" / "run_summary.json")
+                              .read_text())["nb_machines"] for name in ("wide", "platform")}
+    assert sizes == {"wide": 256, "platform": 128}
