@@ -144,3 +144,18 @@ def test_the_engine_refuses_a_garbage_collected_profile_like_batsim():
 def test_safeguard_without_classifier_is_a_config_error():
     with pytest.raises(ConfigError, match="needs a classifier"):
         SchedulerConfig(safeguard="kill")
+
+
+def test_a_kill_that_races_a_completion_does_not_block_registration():
+    # Batsim answers a kill of a job that just ended with its normal JOB_COMPLETED and an
+    # empty JOB_KILLED: nothing is resubmitted, and registration can still finish.
+    from scheduler.core.events import JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs, SimulationBegins
+    from scheduler.core.job import Job
+
+    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
+    core.decide(0, [SimulationBegins(0, 1, {"dynamic-jobs-enabled": True})])
+    core.decide(0, [JobSubmitted(0, Job("w0!0", 0, 1, 100, "p", 50.0)), NoMoreStaticJobs(0)])
+    assert Kill(("w0!0",)) in core.decide(10, [])
+    decisions = core.decide(10, [JobCompleted(10, "w0!0", "COMPLETED_SUCCESSFULLY"), JobKilled(10, ("w0!0",))])
+    assert not any(isinstance(d, RegisterJob) for d in decisions)
+    assert RegistrationFinished() in decisions

@@ -103,7 +103,7 @@ class DecisionCore:
             elif isinstance(event, SimulationEnds):
                 self.ended = True
             elif isinstance(event, RequestedCall):
-                pass  # the safeguard checks its deadlines at every decision
+                pass  # deadlines (safeguard, predictions) are checked at every decision
             elif isinstance(event, WaitingTimeQuery):
                 decisions.append(AnswerWaitingTime(event.job.id, self.estimate_waiting_time(event.job, now)))
             elif isinstance(event, Unhandled):
@@ -204,6 +204,8 @@ class DecisionCore:
         original = self.origin.get(job_id, job_id)
         if event.state != "COMPLETED_KILLED":
             self.states[job_id] = COMPLETED
+            if self.safeguard is not None:
+                self.safeguard.killing.discard(job_id)  # it ended before our kill took effect
             if self.classifier is not None:
                 self.classifier.completed(self.jobs[original], now - self.starts[job_id], now)
             return None
