@@ -9,7 +9,7 @@ set -eu
 
 data=${DATA:-/data}
 share=${SCHED_SHARE:-/opt/scheduler}
-platform=${PLATFORM:-SDSC-SP2.xml}
+platform=${PLATFORM:-sdsc_sp2.xml}
 workload=${WORKLOAD:-sample.json}
 experiment=${EXPERIMENT:-sample}
 python=${PYTHON:-python}

@@ -557,7 +557,7 @@ def test_the_sample_experiment_runs_from_the_container_commands(containers, tmp_
     # each against its own scheduler, both at once
     run = containers(compose_model(("embedded",), tmp=tmp_path))
     run.run("prepare")
-    assert (run.data / "platforms" / "SDSC-SP2.xml").read_bytes() == (REPO / "platforms" / "SDSC-SP2.xml").read_bytes()
+    assert (run.data / "platforms" / "sdsc_sp2.xml").read_bytes() == (REPO / "platforms" / "sdsc_sp2.xml").read_bytes()
     assert (run.data / "workloads" / "sample.json").read_bytes() == (REPO / "workloads" / "sample.json").read_bytes()
 
     for name in ("scheduler", "scheduler-embedded", "batsim", "batsim-peer"):

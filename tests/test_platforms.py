@@ -13,8 +13,8 @@ from scheduler.platforms import platform_xml, read_platform, write_platform
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 #: The committed platforms and their compute host counts.
-MACHINES = {"CTC-SP2": 338, "HPC2N": 240, "KTH-SP2": 100, "SDSC-BLUE": 1152, "SDSC-SP2": 128,
-            "KIT-FH2": 24048, "MetaCentrum2-zegox": 576, "small-16": 16}
+MACHINES = {"ctc_sp2": 338, "hpc2n": 240, "kth_sp2": 100, "sdsc_blue": 1152, "sdsc_sp2": 128,
+            "kit_fh2": 24048, "metacentrum2_zegox": 576, "small-16": 16}
 
 
 def shared(relative: str) -> Path:
@@ -60,7 +60,7 @@ def test_written_platform_round_trips(tmp_path):
 
 def test_the_reference_platform_matches_ours():
     reference = read_platform(shared("reference-schedules/KTH-SP2/platform.xml"))
-    ours = read_platform(REPO / "platforms" / "KTH-SP2.xml")
+    ours = read_platform(REPO / "platforms" / "kth_sp2.xml")
     assert reference == ours
 
 

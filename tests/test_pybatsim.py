@@ -54,7 +54,7 @@ def test_our_scheduler_runs_inside_pybatsim(tmp_path):
     import scheduler.batsim.pybatsimAdapter as adapter
 
     workload = REPO / "workloads" / "sample.json"
-    ours = run_pair([adapter.__file__, "-o", '{"policy": "saf"}'], workload, REPO / "platforms" / "SDSC-SP2.xml",
+    ours = run_pair([adapter.__file__, "-o", '{"policy": "saf"}'], workload, REPO / "platforms" / "sdsc_sp2.xml",
                     tmp_path / "adapter")
     local, _ = simulate(load_workload(workload), SchedulerConfig(policy="saf"))
     assert list(ours.starting_time) == list(local.jobs.starting_time)

@@ -199,7 +199,7 @@ def test_machine_size_per_trace(tmp_path):
     config = parse_config({
         "traces": [{"name": "wide", "path": str(SAMPLE), "max_jobs": 200, "nb_res": 256},
                    {"name": "platform", "path": str(SAMPLE), "max_jobs": 200,
-                    "platform": str(REPO / "platforms" / "SDSC-SP2.xml")}],
+                    "platform": str(REPO / "platforms" / "sdsc_sp2.xml")}],
         "policies": ["fcfs"], "variants": ["base"],
     })
     outcome = run_sweep(config, tmp_path / "results", workers=0)
