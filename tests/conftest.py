@@ -4,9 +4,7 @@ The hand-written SWF fixtures are stored as ``tests/data/*.swf.txt`` (so that no
 committed: the project ships no traces) and written out as ``*.swf`` before the tests run.
 """
 
-from pathlib import Path
-
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers import DATA
 
 for source in DATA.glob("*.swf.txt"):
     target = source.with_suffix("")

@@ -7,7 +7,6 @@ import hashlib
 import io
 import json
 import urllib.error
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,7 @@ from scheduler.workloads.archive import (TRACES, Trace, default_cache_dir, fetch
                                          known_machine_size, manifest, zegox_partition)
 from scheduler.workloads.swf import read_swf
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers import DATA, REPO  # noqa: E402
 PAPER = {"CTC-SP2": 338, "HPC2N": 240, "KTH-SP2": 100, "SDSC-BLUE": 1152, "SDSC-SP2": 128,
          "KIT-FH2": 24048, "MetaCentrum2-zegox": 576}
 

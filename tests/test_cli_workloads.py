@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ from scheduler.errors import PlatformError, SchedulerError, WorkloadError
 from scheduler.platforms import read_platform
 from scheduler.workloads import archive, load_workload
 
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers import DATA  # noqa: E402
 
 
 def run(*argv: str) -> int:

@@ -13,8 +13,7 @@ from scheduler.metrics import (
 )
 from scheduler.sim.output import JOBS_COLUMNS, read_jobs_csv
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from tests.helpers import REPO, SHARED  # noqa: E402
 KTH = SHARED / "reference-schedules" / "KTH-SP2"
 FIXTURE = REPO / "tests" / "data" / "metrics" / "lineage_jobs.csv"
 

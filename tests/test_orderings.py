@@ -1,7 +1,6 @@
 """Rosa et al.'s orderings: UNICEF, F2, Lin and polynomial scores from a θ file."""
 
 import json
-import math
 
 import pytest
 

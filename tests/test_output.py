@@ -14,8 +14,7 @@ from scheduler.sim.output import (
     write_schedule_csv,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from tests.helpers import REPO, SHARED  # noqa: E402
 KTH = SHARED / "reference-schedules" / "KTH-SP2"
 TRANSCRIPTS = SHARED / "batsim-transcripts"
 FIXTURE = REPO / "tests" / "data" / "metrics" / "lineage_jobs.csv"

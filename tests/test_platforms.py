@@ -10,18 +10,10 @@ import pytest
 from scheduler.errors import PlatformError
 from scheduler.platforms import platform_xml, read_platform, write_platform
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+from tests.helpers import REPO, SHARED, shared  # noqa: E402,F401
 #: The committed platforms and their compute host counts.
 MACHINES = {"ctc_sp2": 338, "hpc2n": 240, "kth_sp2": 100, "sdsc_blue": 1152, "sdsc_sp2": 128,
             "kit_fh2": 24048, "metacentrum2_zegox": 576, "small-16": 16}
-
-
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return path
 
 
 def batsim_resource_names(transcript: Path) -> list[str]:

@@ -48,12 +48,19 @@ class Safeguard:
 
     @property
     def pending(self) -> bool:
-        """Whether a kill may still happen (a watched job runs, or a kill is in progress)."""
+        """Whether a kill may still happen (a watched deadline is to come, or a kill is in progress)."""
         return bool(self._deadlines or self.killing)
+
+    def ended(self, job_id: str) -> bool:
+        """A job finished: whether it was one we were killing (it is then forgotten). A job we were
+        killing may also end normally, when its completion raced our kill."""
+        if job_id in self.killing:
+            self.killing.discard(job_id)
+            return True
+        return False
 
     def resubmit(self, killed: Job, original_id: str, attempt: int, now: float) -> tuple[Job, list[Decision]]:
         """The large job that replaces a killed one, and the decisions that register it."""
-        self.killing.discard(killed.id)
         workload, _, name = original_id.partition("!")
         job_id = f"{workload}!{name}#{attempt}"
         profile = killed.profile

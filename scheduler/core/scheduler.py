@@ -70,6 +70,7 @@ class DecisionCore:
         self.states: dict[str, str] = {}
         self.reject_reasons: dict[str, str] = {}
         self.small: dict[str, float] = {}  # small-classified job id -> the divider that classified it
+        self.small_waiting: set[str] = set()  # small-classified jobs not started yet
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
@@ -122,6 +123,7 @@ class DecisionCore:
         for execute in self.easy.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
+            self.small_waiting.discard(execute.job_id)
             decisions.append(execute)
             if self.safeguard is not None and execute.job_id in self.small:
                 decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
@@ -173,6 +175,7 @@ class DecisionCore:
             if self.classifier.classify(job, now):
                 rank = SMALL
                 self.small[job.id] = self.classifier.divider_at(now)
+                self.small_waiting.add(job.id)
             decisions.append(SetMetadata(job.id, f"class={'small' if rank == SMALL else 'large'}"))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
@@ -202,17 +205,16 @@ class DecisionCore:
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
+        killed_by_us = self.safeguard is not None and self.safeguard.ended(job_id)
         if event.state != "COMPLETED_KILLED":
             self.states[job_id] = COMPLETED
-            if self.safeguard is not None:
-                self.safeguard.killing.discard(job_id)  # it ended before our kill took effect
             if self.classifier is not None:
                 self.classifier.completed(self.jobs[original], now - self.starts[job_id], now)
             return None
         self.states[job_id] = KILLED
-        if self.safeguard is None or job_id not in self.safeguard.killing:
+        if not killed_by_us:
             return None  # killed by someone else: nothing to resubmit
-        attempt = sum(1 for origin in self.origin.values() if origin == original) + 1
+        attempt = self.attempt(job_id) + 1
         job, registration = self.safeguard.resubmit(self.jobs[job_id], original, attempt, now)
         decisions.extend(registration)
         self.origin[job.id] = original
@@ -223,13 +225,15 @@ class DecisionCore:
         self.easy.queue.push(job, self._estimate(job), rank=LARGE, now=now)
         return job
 
+    def attempt(self, job_id: str) -> int:
+        """0 for an original job, k for its resubmission ``<id>#k``."""
+        return int(job_id.rpartition("#")[2]) if job_id in self.origin else 0
+
     def _registration_over(self) -> bool:
         """No job can be registered any more: no small job may still be killed."""
         if self.safeguard is None:
             return True
-        if not self.no_more_static_jobs or self.safeguard.killing:
-            return False
-        return not any(self.states[job_id] in (QUEUED, RUNNING) for job_id in self.small)
+        return self.no_more_static_jobs and not self.small_waiting and not self.safeguard.pending
 
     # --- runtime predictions -------------------------------------------------------
 

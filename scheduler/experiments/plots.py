@@ -75,6 +75,21 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _policy_panels(n: int, height: float):
+    """A grid of ``n`` panels, one per policy."""
+    rows, cols = _grid(n)
+    return _pyplot().subplots(rows, cols, figsize=(5.2 * cols, height * rows), squeeze=False)
+
+
+def _finish_panels(fig, axes, n: int, title: str, path: Path) -> Path:
+    """Hide the unused panels, title the figure and save it."""
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Sequence[str], variants: Sequence[str],
                     trace: str, path: Path) -> Path | None:
     """Figure 6: the running sum of bsld over submission time, per policy, one line per variant.
@@ -83,9 +98,7 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
     policies = [p for p in policies if any((p, v) in curves for v in variants)]
     if not policies:
         return None
-    plt = _pyplot()
-    rows, cols = _grid(len(policies))
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = _policy_panels(len(policies), height=3.2)
     for ax, policy in zip(axes.flat, policies):
         for variant in variants:
             curve = curves.get((policy, variant))
@@ -99,11 +112,7 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
         ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 3))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(policies):]:
-        ax.set_visible(False)
-    fig.suptitle(f"{trace}: cumulative bounded slowdown", fontsize=11)
-    fig.tight_layout()
-    return _save(fig, path)
+    return _finish_panels(fig, axes, len(policies), f"{trace}: cumulative bounded slowdown", path)
 
 
 def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequence[str], variants: Sequence[str],
@@ -112,9 +121,7 @@ def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequenc
     policies = [p for p in policies if any((p, v) in monthly for v in variants)]
     if not policies:
         return None
-    plt = _pyplot()
-    rows, cols = _grid(len(policies))
-    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.0 * rows), squeeze=False)
+    fig, axes = _policy_panels(len(policies), height=3.0)
     for ax, policy in zip(axes.flat, policies):
         for variant in variants:
             table = monthly.get((policy, variant))
@@ -128,11 +135,7 @@ def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequenc
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(policies):]:
-        ax.set_visible(False)
-    fig.suptitle(f"{trace}: monthly mean bounded slowdown", fontsize=11)
-    fig.tight_layout()
-    return _save(fig, path)
+    return _finish_panels(fig, axes, len(policies), f"{trace}: monthly mean bounded slowdown", path)
 
 
 def grouped_bars(values: pd.DataFrame, title: str, ylabel: str, path: Path, log: bool = False,
