@@ -3,15 +3,18 @@
 import socket
 import threading
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
 from scheduler.batsim.server import DecisionServer
+from scheduler.cli import main
 from scheduler.config import SchedulerConfig
 from scheduler.core.scheduler import DecisionCore
 from scheduler.errors import ProtocolError
+from scheduler.knowledge.accuracy import job_accuracy
 from scheduler.sim.engine import BatsimEngine
 from scheduler.sim.peer import run_peer, workload_profiles
 from scheduler.sim.simulate import simulate
@@ -146,3 +149,23 @@ def test_the_safeguard_without_dynamic_jobs_fails_at_simulation_begins():
         run_peer(workload, endpoint, timeout=2)
     thread.join(timeout=10)
     assert "--enable-dynamic-jobs" in str(served["error"])
+
+
+def test_serve_exports_what_it_learnt(tmp_path):
+    """``serve -e PREFIX`` writes the classifier's and the predictor's reports beside Batsim's output."""
+    workload = generate(400, weeks=2, nb_res=16, seed=4)
+    endpoint = free_endpoint()
+    prefix = tmp_path / "out" / "run"
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.setdefault("code", main(
+        ["serve", "-s", endpoint, "--classifier", "rf", "--predictor", "ave2", "--correction", "incremental",
+         "--timeout", "60", "-e", str(prefix)])), daemon=True)
+    thread.start()
+    run_peer(workload, endpoint, timeout=60)
+    thread.join(timeout=60)
+    assert outcome["code"] == 0
+    for name in ("classifier_weeks", "feature_importances", "predictions"):
+        assert (tmp_path / "out" / f"run_{name}.csv").stat().st_size > 0
+    _, core = simulate(workload, SchedulerConfig(classifier="rf", predictor="ave2", correction="incremental"))
+    served = pd.read_csv(tmp_path / "out" / "run_predictions.csv", dtype={"job_id": str})
+    pd.testing.assert_frame_equal(served, job_accuracy(core.predictions), check_dtype=False)

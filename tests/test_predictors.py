@@ -1,13 +1,14 @@
 """Runtime predictors, correction rules, accuracy metrics and EASY++ end to end."""
 
 import math
+from types import SimpleNamespace
 
 import pytest
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
-from scheduler.knowledge.accuracy import accuracy, inaccuracy, summarize_accuracy, time_weighted
+from scheduler.knowledge.accuracy import accuracy, inaccuracy, job_accuracy, prediction_accuracy, time_weighted
 from scheduler.knowledge.corrections import INCREMENTS, get_correction
 from scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions
 from scheduler.metrics import summarize
@@ -139,7 +140,14 @@ def test_accuracy_hand_computed():
     history = [(0.0, 50.0), (50.0, 110.0)]
     assert time_weighted(history, 100, 100, accuracy) == pytest.approx(0.5 * 0.5 + 0.5 * 100 / 110)
     assert time_weighted(history, 100, 100, inaccuracy) == pytest.approx(0.5 * 0.5 + 0.5 * 0.1)
-    stats = summarize_accuracy({"a": history, "b": [(0.0, 200.0)]}, {"a": 100, "b": 100}, {"a": 100, "b": 100})
+    predictions = SimpleNamespace(history={"a": history, "b": [(0.0, 200.0)]}, runtimes={"a": 100, "b": 100},
+                                  ends={"a": 100, "b": 100}, requested={"a": 300, "b": 300},
+                                  misses=[(50.0, "a", 50.0, 110.0)])
+    table = job_accuracy(predictions)
+    assert table.set_index("job_id").loc["a", ["first_prediction", "last_prediction", "nb_predictions",
+                                                "deadline_misses"]].tolist() == [50, 110, 2, 1]
+    stats = prediction_accuracy(predictions)
+    assert stats["deadline_misses"] == 1 and stats["nb_jobs"] == 2
     assert stats["mae"] == pytest.approx((50 + 100) / 2)
     assert stats["under"] == 0.5
     assert stats["ra"] == pytest.approx(((0.25 + 50 / 110) + 0.5) / 2)

@@ -141,3 +141,25 @@ def test_markdown_to_html():
     assert "<h1>Title</h1>" in page and "<code>code</code>" in page and "<strong>bold</strong>" in page
     assert "<th>a</th>" in page and "<td class=r>1</td>" in page and '<img alt="alt" src="img/x.png">' in page
     assert "<details><summary>more</summary>" in page and "</details>" in page
+
+
+def test_prediction_accuracy_is_reported(tmp_path):
+    """A predictor's run writes its per-job accuracy; ``report`` summarises it, equal to the run's own."""
+    assert main(["simulate", str(SAMPLE), "--predictor", "ave2", "--correction", "incremental",
+                 "--backfill-order", "spf", "-e", str(tmp_path / "runs" / "easypp"), "--no-progress"]) == 0
+    assert main(["simulate", str(SAMPLE), "-e", str(tmp_path / "runs" / "easy"), "--no-progress"]) == 0
+    table = pd.read_csv(tmp_path / "runs" / "easypp_predictions.csv")
+    assert len(table) == 3000 and (table["first_prediction"] <= table["requested"]).all()
+    assert not (tmp_path / "runs" / "easy_predictions.csv").exists()
+    summary = json.loads((tmp_path / "runs" / "easypp_summary.json").read_text())["predictions"]
+    assert summary["deadline_misses"] == table["deadline_misses"].sum() > 0
+
+    write_report(tmp_path / "runs", tmp_path / "report", plots=False)
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "## Runtime prediction accuracy" in text
+    runs = pd.read_csv(tmp_path / "report" / "runs.csv").set_index("variant")
+    assert runs.loc["base+ave2", "prediction_mae"] == pytest.approx(summary["mae"])
+    assert runs.loc["base+ave2", "prediction_ra"] == pytest.approx(summary["ra"])
+    assert pd.isna(runs.loc["base", "prediction_mae"])
+    accuracy = pd.read_csv(tmp_path / "report" / "tables" / "predictions.csv")
+    assert list(accuracy["variant"]) == ["base+ave2"]

@@ -21,6 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_scheduling_options(serve)
     serve.add_argument("--timeout", type=float, metavar="S",
                        help="fail if Batsim sends nothing for S seconds (default: wait forever)")
+    serve.add_argument("-e", "--export", metavar="PREFIX",
+                       help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
+                            "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
+                            "so that 'report' finds them beside Batsim's PREFIX_jobs.csv")
     serve.add_argument("-v", "--verbose", action="store_true", help="log every ignored event and the latencies")
     serve.set_defaults(func=run_serve)
     register_peer(subparsers)
@@ -33,6 +37,11 @@ def run_serve(args: argparse.Namespace) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     server = DecisionServer(args.socket_endpoint, file_options(args), option_overrides(args), args.timeout)
     stats = server.run()
+    if args.export and stats.core is not None:
+        from scheduler.sim.results import write_knowledge_reports
+
+        for path in write_knowledge_reports(args.export, stats.core):
+            print(f"wrote {path}", file=sys.stderr)
     latency = stats.latency_percentiles()
     accounting = stats.core.accounting() if stats.core else {}
     print(f"simulation ended after {stats.messages} messages; jobs: "

@@ -49,15 +49,15 @@ def run(args: argparse.Namespace) -> int:
         result, core = simulate(workload, config, nb_machines, progress=bar.update)
     wall = time.perf_counter() - started
     summary = run_summary(result, core, workload, config, tau=args.tau, wall_time=wall)
-    if args.output_prefix:
-        write_results(args.output_prefix, result, summary, core)
+    written = write_results(args.output_prefix, result, summary, core) if args.output_prefix else []
     if args.save_model:
         if core.classifier is None:
             raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         core.classifier.save(args.save_model)
     print(format_table(summary))
-    if args.output_prefix:
-        print(f"\nwrote {Path(args.output_prefix)}_jobs.csv, _schedule.csv, _summary.json")
+    if written:
+        prefix = Path(args.output_prefix).name
+        print(f"\nwrote {written[0]}, " + ", ".join(path.name.removeprefix(prefix) for path in written[1:]))
     return 0
 
 
@@ -85,6 +85,12 @@ def format_table(summary: dict) -> str:
         rows[2:2] = [("classifier", f"{classifier['method']}: precision {classifier['precision']:.3f}, "
                                     f"recall {classifier['recall']:.3f}, false-small "
                                     f"{classifier['false_small_rate']:.2%}, kills {classifier['kills']}")]
+    predictions = summary.get("predictions")
+    if predictions:
+        rows[2:2] = [("predictions", f"{predictions['predictor']}+{predictions['correction']}: MAE "
+                                     f"{predictions['mae']:.0f} s, R2 {predictions['r2']:.2f}, under-predicted "
+                                     f"{predictions['under']:.1%}, RA {predictions['ra']:.3f}, deadline misses "
+                                     f"{predictions['deadline_misses']}")]
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 

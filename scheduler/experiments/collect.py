@@ -18,7 +18,8 @@
    marker is unfinished and ignored.
 
 ``NAME_classifier_weeks.csv``, when present, gives the classifier's weekly quality and the divider in
-force each week.
+force each week; ``NAME_predictions.csv``, when present, the runtime predictor's per-job accuracy (both are
+written by ``simulate -e``, ``sweep`` and ``serve -e``).
 
 **What is recomputed** (:func:`analyze_run`), with :mod:`scheduler.metrics` and the run's tau: the
 summary (attempts folded back into their original jobs through the ``#k`` ids and the ``parent=``
@@ -28,7 +29,8 @@ variants, including base runs, which classify nothing); bsld per *predicted* cla
 metadata, runs with a classifier only); the classifier's precision, recall and false-small /
 false-large rates over all jobs, with the actual class of a job taken, as the classifier does, against
 the divider in force in the week of its submission; the running sum of bsld; monthly (30-day) mean
-bsld.
+bsld; the prediction accuracy (MAE, R², share of under-predictions, RA, AI, deadline misses, as
+``prediction_*``) when the run has a ``NAME_predictions.csv``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class RunFiles:
     origin: str = "batsim"  # "batsim" (NAME_config.json), "sweep" or "simulate" (NAME_summary.json)
     summary: dict | None = None
     weeks_csv: Path | None = None
+    predictions_csv: Path | None = None
 
     @property
     def key(self) -> tuple:
@@ -132,6 +135,8 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
     """The labels of the run at ``prefix`` (None when nothing describes it; see the module doc)."""
     weeks = Path(f"{prefix}_classifier_weeks.csv")
     weeks = weeks if weeks.is_file() else None
+    predictions = Path(f"{prefix}_predictions.csv")
+    predictions = predictions if predictions.is_file() else None
     config_file = Path(f"{prefix}_config.json")
     summary_file = Path(f"{prefix}_summary.json")
     summary = _read_json(summary_file) if summary_file.is_file() else None
@@ -154,7 +159,7 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
         return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(meta.get("trace", prefix.name)),
                         policy=str(meta.get("policy", "fcfs")).lower(), variant=variant,
                         seed=int(meta.get("seed", 0)), nb_machines=nb_machines, tau=float(meta.get("tau", 60.0)),
-                        origin="batsim", summary=summary, weeks_csv=weeks)
+                        origin="batsim", summary=summary, weeks_csv=weeks, predictions_csv=predictions)
     if summary is None:
         return None
     if not isinstance(summary, dict) or "config" not in summary:
@@ -173,7 +178,8 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
         policy, variant, seed = config.get("policy", "fcfs"), variant_of(config), config.get("seed", 0)
     return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
                     seed=int(seed), nb_machines=summary.get("nb_machines"), tau=float(summary.get("tau", 60.0)),
-                    origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks)
+                    origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks,
+                    predictions_csv=predictions)
 
 
 def variant_of(config: dict) -> str:
@@ -234,6 +240,16 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
         if summary_classifier.get("n") and summary_classifier["n"] != metrics.get("classifier_n"):
             warnings.append(f"{files.prefix}: classifier quality over {metrics.get('classifier_n')} jobs from the "
                             f"jobs file, {summary_classifier['n']} in the summary")
+
+    # Runtime predictions.
+    if files.predictions_csv is not None:
+        from scheduler.knowledge.accuracy import JOB_COLUMNS, accuracy_summary
+
+        table = pd.read_csv(files.predictions_csv, dtype={"job_id": str})
+        missing = [c for c in JOB_COLUMNS if c not in table.columns]
+        if missing:
+            raise WorkloadError(f"{files.predictions_csv}: missing column(s) {', '.join(missing)}")
+        metrics.update({f"prediction_{k}": v for k, v in accuracy_summary(table).items()})
 
     # Running sum of bsld in submission order, and monthly means.
     order = np.argsort(submission, kind="stable")

@@ -18,6 +18,8 @@ Tables (values averaged over seeds when a grid has several):
   runtime of the trace's jobs) and, for runs with a classifier, by predicted class;
 - the classifier's quality (Tables 5 and 6): precision, recall, accuracy, false-small and false-large
   rates, over the whole run and per week;
+- the runtime predictors' accuracy (runs with a predictor): MAE, R² and share of under-predictions of
+  the predictions at submission, Talby et al.'s time-weighted RA and AI, deadline misses;
 - AWF and P2SF (packing and fairness costs, Goponenko et al.);
 - kills and wasted work, utilisation.
 
@@ -137,6 +139,17 @@ class Report:
         grouped = runs.groupby(["trace", "policy", "variant"], sort=False)
         return self._sort_variants(grouped[columns].mean())
 
+    def predictions(self) -> pd.DataFrame:
+        """The runtime predictors' accuracy per trace x policy x variant (runs with a predictor)."""
+        columns = ["prediction_mae", "prediction_r2", "prediction_under", "prediction_ra", "prediction_ai",
+                   "prediction_deadline_misses", "prediction_nb_jobs"]
+        if "prediction_nb_jobs" not in self.runs.columns:
+            return pd.DataFrame(columns=columns)
+        runs = self.runs[self.runs["prediction_nb_jobs"].fillna(0) > 0]
+        if runs.empty:
+            return pd.DataFrame(columns=columns)
+        return self._sort_variants(runs.groupby(["trace", "policy", "variant"], sort=False)[columns].mean())
+
     def costs(self) -> pd.DataFrame:
         """AWF, P2SF, utilisation, kills and wasted work per trace x policy x variant."""
         columns = ["awf", "p2sf", "mean_wait", "max_wait", "utilisation", "nb_kills", "wasted_core_seconds",
@@ -185,6 +198,7 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
         "reduction": report.reduction(),
         "classes": report.classes(),
         "classifier": report.classifier(),
+        "predictions": report.predictions(),
         "costs": report.costs(),
     }
     for name, table in tables.items():
@@ -401,6 +415,23 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
                   _percent(r.false_small_rate, 1), _percent(r.false_large_rate, 1)] for r in weeks.itertuples()],
                 "r" * 9))
             out.append("\n</details>\n")
+
+    # Predictions
+    accuracy = tables["predictions"]
+    if not accuracy.empty:
+        out.append("## Runtime prediction accuracy\n")
+        out.append("Over the terminated jobs (attempts) of runs with a runtime predictor. MAE, R² and under-predicted "
+                   "(share of jobs whose prediction is below their runtime) judge the prediction at submission; RA "
+                   "(accuracy min(P, R)/max(P, R), 1 is perfect) and AI (inaccuracy |P − R|/R, 0 is perfect) are "
+                   "Talby et al.'s, time-weighted over each job's successive predictions; deadline misses: jobs still "
+                   "running at their predicted end (each triggers a correction).\n")
+        rows = [_label(k) + [_number(r["prediction_mae"], 0), _number(r["prediction_r2"]),
+                             _percent(r["prediction_under"], 1), _number(r["prediction_ra"], 3),
+                             _number(r["prediction_ai"]), _count(r["prediction_deadline_misses"]),
+                             _count(r["prediction_nb_jobs"])] for k, r in accuracy.iterrows()]
+        out.append(markdown_table(["trace", "policy", "variant", "MAE (s)", "R²", "under-predicted", "RA", "AI",
+                                   "deadline misses", "jobs"], rows, "lll" + "r" * 7))
+        out.append("")
 
     # Costs
     costs = tables["costs"]

@@ -24,28 +24,15 @@ counts its last prediction.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from collections import Counter
+from typing import Sequence
 
+import numpy as np
+import pandas as pd
 
-def _first(history: Sequence[tuple[float, float]]) -> float:
-    return history[0][1]
-
-
-def mae(predicted: Sequence[float], actual: Sequence[float]) -> float:
-    return sum(abs(p - r) for p, r in zip(predicted, actual)) / len(actual) if actual else math.nan
-
-
-def r2(predicted: Sequence[float], actual: Sequence[float]) -> float:
-    if not actual:
-        return math.nan
-    mean = sum(actual) / len(actual)
-    total = sum((r - mean) ** 2 for r in actual)
-    residual = sum((r - p) ** 2 for p, r in zip(predicted, actual))
-    return 1 - residual / total if total > 0 else math.nan
-
-
-def under_share(predicted: Sequence[float], actual: Sequence[float]) -> float:
-    return sum(p < r for p, r in zip(predicted, actual)) / len(actual) if actual else math.nan
+#: The columns of a per-job accuracy table (``PREFIX_predictions.csv``).
+JOB_COLUMNS = ["job_id", "runtime", "requested", "first_prediction", "last_prediction", "nb_predictions",
+               "deadline_misses", "ra", "ai"]
 
 
 def accuracy(prediction: float, runtime: float) -> float:
@@ -73,24 +60,40 @@ def time_weighted(history: Sequence[tuple[float, float]], runtime: float, end: f
     return weighted / total
 
 
-def summarize_accuracy(history: Mapping[str, Sequence[tuple[float, float]]], runtimes: Mapping[str, float],
-                       ends: Mapping[str, float], jobs: Iterable[str] | None = None) -> dict[str, float]:
-    """MAE, R², share of under-predictions (initial predictions) and the time-weighted RA and AI
-    over the terminated jobs (``jobs``: restrict to these ids)."""
-    ids = [j for j in (jobs if jobs is not None else runtimes) if j in runtimes and j in history]
-    predicted = [_first(history[j]) for j in ids]
-    actual = [runtimes[j] for j in ids]
-    n = len(ids)
-    return {
-        "nb_jobs": n,
-        "mae": mae(predicted, actual),
-        "r2": r2(predicted, actual),
-        "under": under_share(predicted, actual),
-        "ra": sum(time_weighted(history[j], runtimes[j], ends[j], accuracy) for j in ids) / n if n else math.nan,
-        "ai": sum(time_weighted(history[j], runtimes[j], ends[j], inaccuracy) for j in ids) / n if n else math.nan,
-    }
-
-
 def prediction_accuracy(predictions) -> dict[str, float]:
     """The accuracy metrics of a :class:`scheduler.knowledge.predictors.Predictions`."""
-    return summarize_accuracy(predictions.history, predictions.runtimes, predictions.ends)
+    return accuracy_summary(job_accuracy(predictions))
+
+
+def job_accuracy(predictions) -> pd.DataFrame:
+    """One row per terminated job of a :class:`scheduler.knowledge.predictors.Predictions`
+    (:data:`JOB_COLUMNS`): its runtime and requested time, its first and last predictions, how many
+    predictions and deadline misses it had, and its time-weighted ``ra`` and ``ai``."""
+    misses = Counter(job_id for _, job_id, _, _ in predictions.misses)
+    rows = []
+    for job_id, runtime in predictions.runtimes.items():
+        history = predictions.history[job_id]
+        end = predictions.ends[job_id]
+        rows.append((job_id, runtime, predictions.requested.get(job_id, math.nan), history[0][1], history[-1][1],
+                     len(history), misses[job_id], time_weighted(history, runtime, end, accuracy),
+                     time_weighted(history, runtime, end, inaccuracy)))
+    return pd.DataFrame(rows, columns=JOB_COLUMNS)
+
+
+def accuracy_summary(table: pd.DataFrame) -> dict[str, float]:
+    """MAE, R² and share of under-predictions of the first predictions, the mean ``ra`` and ``ai``
+    and the number of deadline misses, over a per-job table (:func:`job_accuracy`, or a
+    ``PREFIX_predictions.csv`` read back)."""
+    predicted = table["first_prediction"].to_numpy(dtype=float)
+    actual = table["runtime"].to_numpy(dtype=float)
+    n = len(table)
+    spread = float(((actual - actual.mean()) ** 2).sum()) if n else 0.0
+    return {
+        "nb_jobs": n,
+        "mae": float(np.abs(predicted - actual).mean()) if n else math.nan,
+        "r2": 1 - float(((actual - predicted) ** 2).sum()) / spread if spread > 0 else math.nan,
+        "under": float((predicted < actual).mean()) if n else math.nan,
+        "ra": float(table["ra"].mean()) if n else math.nan,
+        "ai": float(table["ai"].mean()) if n else math.nan,
+        "deadline_misses": int(table["deadline_misses"].sum()),
+    }

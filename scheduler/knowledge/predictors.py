@@ -344,6 +344,7 @@ class Predictions:
         self.history: dict[str, list[tuple[float, float]]] = {}  # job -> [(time, prediction)]
         self.runtimes: dict[str, float] = {}  # terminated job -> runtime
         self.ends: dict[str, float] = {}  # terminated job -> termination time
+        self.requested: dict[str, float] = {}  # job -> requested time p̃
         self.misses: list[tuple[float, str, float, float]] = []  # (time, job, old, new prediction)
 
     # --- the knowledge interface --------------------------------------------------
@@ -418,6 +419,7 @@ class Predictions:
         self.jobs[job.id] = job
         self.current[job.id] = self.original[job.id] = prediction
         self.history[job.id] = [(now, prediction)]
+        self.requested[job.id] = job.walltime
         return {}
 
     def start(self, job: Job, now: float) -> dict[str, float]:

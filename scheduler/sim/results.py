@@ -56,6 +56,7 @@ def run_summary(result: SimulationResult, core: DecisionCore, workload: Workload
         },
         "metrics": summarize(result.jobs, nb_machines=result.nb_machines, tau=tau),
         "classifier": _classifier_summary(core),
+        "predictions": _predictions_summary(core),
         "messages": result.nb_messages,
         "scheduling_time": result.scheduling_time,
         "wall_time": wall_time,
@@ -76,11 +77,19 @@ def _classifier_summary(core: DecisionCore) -> dict[str, Any] | None:
     }
 
 
+def _predictions_summary(core: DecisionCore) -> dict[str, Any] | None:
+    if core.predictions is None:
+        return None
+    from scheduler.knowledge.accuracy import prediction_accuracy
+
+    return {"predictor": core.config.predictor, "correction": core.config.correction,
+            **prediction_accuracy(core.predictions)}
+
+
 def write_results(prefix: str | Path, result: SimulationResult, summary: dict[str, Any],
                   core: DecisionCore | None = None) -> list[Path]:
-    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats) and ``PREFIX_summary.json``;
-    with a classifier, also ``PREFIX_classifier_weeks.csv`` (quality and divider per week) and
-    ``PREFIX_feature_importances.csv`` (Gini importances per week)."""
+    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats), ``PREFIX_summary.json``
+    and the knowledge reports of :func:`write_knowledge_reports`."""
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"), Path(f"{prefix}_summary.json")]
@@ -89,11 +98,28 @@ def write_results(prefix: str | Path, result: SimulationResult, summary: dict[st
                                                   scheduling_time=result.scheduling_time,
                                                   simulation_time=summary.get("wall_time") or 0.0))
     paths[2].write_text(json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")
-    if core is not None and core.classifier is not None:
+    if core is not None:
+        paths += write_knowledge_reports(prefix, core)
+    return paths
+
+
+def write_knowledge_reports(prefix: str | Path, core: DecisionCore) -> list[Path]:
+    """What the scheduler learnt, beside a run's ``PREFIX_jobs.csv`` (``report`` reads them): with a
+    classifier, ``PREFIX_classifier_weeks.csv`` (quality and divider per week) and
+    ``PREFIX_feature_importances.csv`` (Gini importances per week); with a runtime predictor,
+    ``PREFIX_predictions.csv`` (per terminated job: first and last prediction, deadline misses, RA, AI)."""
+    paths = []
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    if core.classifier is not None:
         paths.append(Path(f"{prefix}_classifier_weeks.csv"))
         core.classifier.weekly_report().to_csv(paths[-1], index=False)
         paths.append(Path(f"{prefix}_feature_importances.csv"))
         core.classifier.feature_importances().to_csv(paths[-1])
+    if core.predictions is not None:
+        from scheduler.knowledge.accuracy import job_accuracy
+
+        paths.append(Path(f"{prefix}_predictions.csv"))
+        job_accuracy(core.predictions).to_csv(paths[-1], index=False)
     return paths
 
 
