@@ -48,6 +48,9 @@ class SchedulerConfig:
       resubmits it as large (``<id>#1``); ``none`` lets it run.
     - ``divider``: the small/large boundary: ``median`` (of the training data),
       ``last-week-median``, or a number of seconds.
+    - ``classifier_threshold``: a job is small when the forest's probability of "small"
+      exceeds it (default 0.5, scikit-learn's ``predict``); higher values trade recall for
+      fewer false-small jobs, hence fewer safeguard kills.
     - ``features``: ``live`` (history features from every job completed before the
       submission) or ``paper`` (only from previous weeks).
     - ``model``: a saved classifier to start from (``serve --model FILE``).
@@ -72,6 +75,7 @@ class SchedulerConfig:
     classifier: str = "none"
     safeguard: str = "none"
     divider: str | float = "median"
+    classifier_threshold: float = 0.5
     features: str = "live"
     model: str | None = None
     timezone: str | float | None = None
@@ -105,6 +109,10 @@ class SchedulerConfig:
                 raise ConfigError(f"divider: expected {' or '.join(DIVIDERS)} or seconds, got {self.divider!r}") from None
         if not isinstance(self.divider, str) and not (isinstance(self.divider, (int, float)) and self.divider > 0):
             raise ConfigError(f"divider: expected a positive number of seconds, got {self.divider!r}")
+        if isinstance(self.classifier_threshold, bool) or not isinstance(self.classifier_threshold, (int, float)) \
+                or not 0 <= self.classifier_threshold < 1:
+            raise ConfigError(f"classifier_threshold: expected a probability in [0, 1), got {self.classifier_threshold!r}")
+        self.classifier_threshold = float(self.classifier_threshold)
         if self.safeguard == "kill" and self.classifier == "none":
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
         if not isinstance(self.seed, int):

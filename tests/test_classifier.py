@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from scheduler.cli import build_parser
+from scheduler.cli.options import config_from_args
+from scheduler.config import SchedulerConfig
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
 from scheduler.knowledge.classifier import (
@@ -17,6 +20,8 @@ from scheduler.knowledge.classifier import (
     classification_metrics,
 )
 from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
+from scheduler.sim.simulate import simulate
+from scheduler.workloads.synthetic import generate
 
 WEEK = 1000.0
 FAST = dict(week=WEEK, n_estimators=8, max_samples=None)
@@ -337,3 +342,20 @@ def test_load_rejects_corrupt_and_foreign_files(tmp_path):
         JobClassifier.load(write("header.bin", data[: data.index(b"\n") + 1] + b"{not json\n"))
     with pytest.raises(ClassifierError, match="cannot read"):
         JobClassifier.load(tmp_path / "missing.bin")
+
+
+def test_the_probability_threshold_is_a_scheduling_option():
+    workload = generate(900, weeks=3, nb_res=32, seed=5)
+    small = {}
+    for threshold in (0.3, 0.5, 0.8):
+        _, core = simulate(workload, SchedulerConfig(classifier="rf", classifier_threshold=threshold))
+        assert core.classifier.threshold == threshold
+        small[threshold] = len(core.small)
+    assert small[0.3] > small[0.5] > small[0.8] > 0
+    for bad in (1.0, -0.1, "0.5", True):
+        with pytest.raises(ConfigError, match="classifier_threshold"):
+            SchedulerConfig(classifier="rf", classifier_threshold=bad)
+    args = build_parser().parse_args(["simulate", "w.json", "--classifier", "rf", "--classifier-threshold", "0.7",
+                                      "--predictor", "sbh", "--predictor-options", '{"search": "bfs"}'])
+    config = config_from_args(args)
+    assert config.classifier_threshold == 0.7 and config.predictor_options == {"search": "bfs"}

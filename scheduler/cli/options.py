@@ -23,6 +23,8 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--classifier", choices=CLASSIFIERS, help="job size classifier (default none)")
     group.add_argument("--safeguard", choices=SAFEGUARDS, help="kill small jobs that outlive the divider (default none)")
     group.add_argument("--divider", metavar="D", help="small/large boundary: median, last-week-median or seconds")
+    group.add_argument("--classifier-threshold", type=float, metavar="P",
+                       help="a job is small when the forest's P(small) exceeds P (default 0.5)")
     group.add_argument("--features", choices=FEATURE_MODES, help="classifier history features (default live)")
     group.add_argument("--model", metavar="FILE", help="start from a saved classifier")
     group.add_argument("--timezone", metavar="TZ", help="trace time zone for temporal features (IANA name)")
@@ -32,6 +34,8 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
                             "(default requested: --estimates decides)")
     group.add_argument("--correction", choices=["requested", "incremental", "doubling"],
                        help="correction when a job outlives its prediction (default requested)")
+    group.add_argument("--predictor-options", metavar="JSON",
+                       help='the predictor\'s options as a JSON object, e.g. \'{"search": "bfs", "depth": 1}\' for sbh')
     group.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
                        help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
     group.add_argument("--variant_options", metavar="JSON",
@@ -49,15 +53,21 @@ def option_overrides(args: argparse.Namespace) -> dict:
         "classifier": args.classifier,
         "safeguard": args.safeguard,
         "divider": args.divider,
+        "classifier_threshold": getattr(args, "classifier_threshold", None),
         "features": args.features,
         "model": args.model,
         "timezone": args.timezone,
         "seed": args.seed,
         "predictor": getattr(args, "predictor", None),
         "correction": getattr(args, "correction", None),
+        "predictor_options": _json_object(getattr(args, "predictor_options", None), "--predictor-options"),
     }
     overrides.update({k: v for k, v in flags.items() if v is not None})
     return overrides
+
+
+def _json_object(text: str | None, what: str) -> dict | None:
+    return None if text is None else SchedulerConfig.parse_options(text, what)
 
 
 def file_options(args: argparse.Namespace) -> dict:

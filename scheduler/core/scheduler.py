@@ -296,10 +296,14 @@ class DecisionCore:
 
 
 def make_classifier(config: SchedulerConfig, start_time: float = 0.0):
-    """The job classifier a config asks for (loaded from ``config.model`` when given)."""
+    """The job classifier a config asks for (loaded from ``config.model`` when given; the config's
+    probability threshold applies to a loaded forest too)."""
     from scheduler.knowledge.classifier import JobClassifier
 
     if config.model:
-        return JobClassifier.load(config.model, start_time=start_time)
+        classifier = JobClassifier.load(config.model, start_time=start_time)
+        classifier.threshold = config.classifier_threshold
+        return classifier
     return JobClassifier(method=config.classifier, divider=config.divider, features=config.features,
-                         seed=config.seed, start_time=start_time, timezone=config.timezone)
+                         seed=config.seed, start_time=start_time, timezone=config.timezone,
+                         threshold=config.classifier_threshold)
