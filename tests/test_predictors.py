@@ -3,6 +3,7 @@
 import math
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from scheduler.config import SchedulerConfig
@@ -10,6 +11,7 @@ from scheduler.core.job import Job
 from scheduler.errors import ConfigError
 from scheduler.knowledge.accuracy import accuracy, inaccuracy, job_accuracy, prediction_accuracy, time_weighted
 from scheduler.knowledge.corrections import INCREMENTS, get_correction
+from scheduler.knowledge.eloss import NormalizedAdaptiveGradient, expand
 from scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions
 from scheduler.metrics import summarize
 from scheduler.sim.simulate import simulate
@@ -81,16 +83,60 @@ def test_sbh_sessions_and_criteria():
                                                                           ("walltime", "executable")}
 
 
-def test_eloss_learns_and_stays_finite():
+def test_eloss_learns_the_asymmetric_loss():
+    p = get_predictor("eloss", eta=50)  # eta is in seconds: 50 suits runtimes of minutes
+    assert p.predict(job(1), 0) == 0  # weights start at zero: Predictions clamps this to 1 s
+    errors = []
+    for i in range(400):
+        j = job(10 + i, runtime=600 + 60 * (i % 3), subtime=1000.0 * i)
+        prediction = p.predict(j, j.subtime)
+        p.on_start(j, j.subtime)
+        p.on_end(j, j.runtime, j.subtime + j.runtime)
+        if i >= 300:
+            errors.append(prediction - j.runtime)
+    # it learnt the runtimes (within 10% on average), and since over-prediction costs (f - p)^2 and
+    # under-prediction only (p - f), it errs below them
+    assert sum(map(abs, errors)) / len(errors) < 60
+    assert sum(e < 0 for e in errors) > 0.6 * len(errors) and max(errors) < 30
+
+
+def test_eloss_features_follow_the_user():
     p = get_predictor("eloss")
-    assert p.predict(job(1), 0) == 3600
-    for i in range(200):
-        j = job(10 + i, runtime=600)
-        p.predict(j, 0)
-        p.on_end(j, 600, 0)
-    value = p.predict(job(999), 0)
-    assert math.isfinite(value)
-    assert value < 3600  # moved towards the runtimes
+    first, second = job(1, runtime=100, res=4, subtime=0.0), job(2, runtime=5000, res=8, subtime=10.0)
+    for j in (first, second):
+        p.predict(j, j.subtime)
+        p.on_start(j, j.subtime + 5)
+    p.on_end(first, 100, 105)
+    x = p.base_features(job(3, walltime=2000, res=2, subtime=200.0), 200.0)
+    assert x[0] == 1 and list(x[1:4]) == [100, 2000, 2000]  # last runtimes capped at p̃; p̃ when missing
+    assert x[4] == 2000 and x[5] == 1050 and x[6] == pytest.approx(4100 / 3)
+    assert (x[7], x[8], x[9]) == (100, 95, 0.5)  # user mean runtime, time since last end, q / mean q
+    assert (x[10], x[11], x[12], x[13]) == (8, 185, 1, 185)  # the user's running job
+    assert x[18] == 2 and len(expand(x)) == 19 + 120 + 18
+    assert p.base_features(
+        job(4, user=7, subtime=0.0), 0.0)[7:14].tolist() == [0] * 7
+
+
+def test_nag_is_invariant_to_feature_scales():
+    rng = np.random.default_rng(3)
+    scales = np.array([1.0, 1e-4, 1e6, 37.0])
+    plain, scaled = NormalizedAdaptiveGradient(4, eta=4), NormalizedAdaptiveGradient(4, eta=4)
+    for _ in range(5000):
+        x = np.r_[1.0, rng.uniform(0, 10, 3)]
+        y = 3 * x[1] - x[2] + 0.5 * x[3]
+        for optimiser, features in ((plain, x), (scaled, x * scales)):
+            optimiser.rescale(features)
+            optimiser.step(2 * (optimiser.predict(features) - y) * features)
+    probe = np.r_[1.0, 2.0, 3.0, 4.0]
+    assert scaled.predict(probe * scales) == pytest.approx(plain.predict(probe), rel=1e-9)
+    assert plain.w == pytest.approx([0, 3, -1, 0.5], abs=1e-2)  # and it learns the weights
+
+
+def test_eloss_options_are_checked():
+    with pytest.raises(ConfigError, match="eta"):
+        get_predictor("eloss", eta=0)
+    with pytest.raises(ConfigError, match="unexpected keyword|bad options"):
+        get_predictor("eloss", learning_rate=1)
 
 
 def test_corrections():
@@ -225,3 +271,18 @@ def test_other_predictors_run(small_workload, predictor):
                                                             backfill_order="spf"))
     _check_schedule(result.jobs, 32)
     assert summarize(result.jobs, nb_machines=32, tau=10)["mean_bsld"] >= 1
+
+
+@pytest.mark.parametrize("correction", ["incremental", "doubling"])
+def test_a_deadline_miss_always_moves_the_prediction_on(correction):
+    # start + prediction is rounded: at the predicted end, now - start can fall a hair short of
+    # the prediction; the correction must still step to its next value, not creep by an ulp
+    preds = make_predictions("constant:4201.796362294467", correction)
+    j = job(1, walltime=10_800.0, runtime=9000.0, subtime=12_645.0)
+    preds.submit(j, j.subtime)
+    preds.start(j, j.subtime)
+    end = preds.expected_end(j.id)
+    assert end - j.subtime < preds.current[j.id]  # the rounding this test is about
+    new = preds.deadline_miss(j, end)
+    expected = {"incremental": 4201.796362294467 + 60, "doubling": 2 * 4201.796362294467}[correction]
+    assert new == pytest.approx(expected)

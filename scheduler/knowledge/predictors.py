@@ -28,7 +28,7 @@ Predictors (``get_predictor``):
 - ``ruh`` (recent user history): the median of the user's last (up to) three runtimes; p̃ for
   a user without terminated jobs.
 - ``sbh`` / ``sbh-noest``: session-based history (Talby et al.), see :class:`SessionBasedHistory`.
-- ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :class:`ELossRegression`.
+- ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :mod:`scheduler.knowledge.eloss`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ MIN_PREDICTION = 1.0
 Updates = dict[str, float] | None
 
 
-def _user(job: Job) -> Any:
+def user_of(job: Job) -> Any:
+    """The job's user (its workload when the trace has none)."""
     return job.extras.get("user", job.workload)
 
 
@@ -102,7 +103,7 @@ class _UserHistory(Predictor):
         self.history: dict[Any, deque] = defaultdict(lambda: deque(maxlen=self.window))
 
     def on_end(self, job: Job, runtime: float, now: float) -> Updates:
-        self.history[_user(job)].append(runtime)
+        self.history[user_of(job)].append(runtime)
         return None
 
 
@@ -113,7 +114,7 @@ class Ave2Predictor(_UserHistory):
     window = 2
 
     def predict(self, job: Job, now: float) -> float:
-        last = self.history.get(_user(job))
+        last = self.history.get(user_of(job))
         if last is None or len(last) < 2:
             return job.walltime
         return (last[0] + last[1]) / 2
@@ -126,7 +127,7 @@ class RecentUserHistory(_UserHistory):
     window = 3
 
     def predict(self, job: Job, now: float) -> float:
-        last = self.history.get(_user(job))
+        last = self.history.get(user_of(job))
         if not last:
             return job.walltime
         return median(last)
@@ -184,7 +185,7 @@ class SessionBasedHistory(Predictor):
         return None
 
     def predict(self, job: Job, now: float) -> float:
-        user = _user(job)
+        user = user_of(job)
         last = self.last_end.get(user)
         if self.running[user] == 0 and last is not None and now - last >= self.think_time:
             self.session_id[user] += 1
@@ -199,7 +200,7 @@ class SessionBasedHistory(Predictor):
         return job.walltime
 
     def on_end(self, job: Job, runtime: float, now: float) -> Updates:
-        user = _user(job)
+        user = user_of(job)
         self.running[user] = max(self.running[user] - 1, 0)
         self.last_end[user] = now
         entry = (self._features(job), runtime)
@@ -209,79 +210,10 @@ class SessionBasedHistory(Predictor):
         return None
 
 
-class ELossRegression(Predictor):
-    """Gaussier et al. (SC'15) online regression of runtimes with the E-Loss.
+def _eloss(**options: Any) -> Predictor:
+    from scheduler.knowledge.eloss import ELossRegression
 
-    Features: x = (1, the job's request p̃ (hours), log(p̃), q (processors, /100), the user's last
-    two runtimes and their mean (hours), and the running count of the user's jobs), expanded
-    with every degree-2 product (``poly``). The model predicts f(x) = w·φ(x) in hours, trained
-    online at each termination on the E-Loss, weighted by γ = log(q·p) (p = actual runtime,
-    at least 1 s; γ >= 1):
-
-    - over-prediction (f > p): γ · (f − p)²  (quadratic);
-    - under-prediction (f <= p): γ · (p − f)  (linear);
-
-    plus the l2 penalty ``l2 · |w|²``. The optimiser is Nesterov's accelerated gradient
-    (learning rate ``lr``, momentum ``momentum``, gradient clipped to norm ``clip``), one step
-    per terminated job. Hyper-parameters: lr=1e-3, momentum=0.9, l2=1e-4, clip=10. Predictions
-    are capped at p̃ by :class:`Predictions`; before the first termination the model predicts p̃.
-    """
-
-    name = "eloss"
-
-    def __init__(self, lr: float = 1e-3, momentum: float = 0.9, l2: float = 1e-4, clip: float = 10.0) -> None:
-        import numpy as np
-
-        self.np = np
-        self.lr, self.momentum, self.l2, self.clip = lr, momentum, l2, clip
-        self.w = None
-        self.v = None
-        self.trained = 0
-        self.history: dict[Any, deque] = defaultdict(lambda: deque(maxlen=2))
-        self.counts: dict[Any, int] = defaultdict(int)
-        self.features: dict[str, Any] = {}
-
-    def _phi(self, job: Job):
-        np = self.np
-        user = _user(job)
-        last = list(self.history.get(user, ())) + [job.walltime] * 2
-        r1, r2 = last[0] / 3600, last[1] / 3600
-        base = np.array([job.walltime / 3600, math.log(max(job.walltime, 1.0)) / 10, job.res / 100,
-                         r1, r2, (r1 + r2) / 2, math.log1p(self.counts[user]) / 10])
-        quad = np.outer(base, base)[np.triu_indices(len(base))]
-        return np.concatenate(([1.0], base, quad))
-
-    def predict(self, job: Job, now: float) -> float:
-        phi = self._phi(job)
-        self.features[job.id] = phi
-        if self.w is None or self.trained == 0:
-            return job.walltime
-        return float(phi @ self.w) * 3600
-
-    def on_end(self, job: Job, runtime: float, now: float) -> Updates:
-        np = self.np
-        phi = self.features.pop(job.id, None)
-        user = _user(job)
-        self.history[user].appendleft(runtime)
-        self.counts[user] += 1
-        if phi is None:
-            return None
-        if self.w is None:
-            self.w = np.zeros(len(phi))
-            self.v = np.zeros(len(phi))
-        p = runtime / 3600
-        gamma = max(math.log(max(job.res * max(runtime, 1.0), math.e)), 1.0)
-        lookahead = self.w + self.momentum * self.v
-        f = float(phi @ lookahead)
-        grad_f = 2 * gamma * (f - p) if f > p else -gamma
-        grad = grad_f * phi + 2 * self.l2 * lookahead
-        norm = float(np.linalg.norm(grad))
-        if norm > self.clip:
-            grad *= self.clip / norm
-        self.v = self.momentum * self.v - self.lr * grad
-        self.w = self.w + self.v
-        self.trained += 1
-        return None
+    return ELossRegression(**options)
 
 
 PREDICTORS: dict[str, Callable[..., Predictor]] = {
@@ -293,7 +225,7 @@ PREDICTORS: dict[str, Callable[..., Predictor]] = {
     "ruh": RecentUserHistory,
     "sbh": SessionBasedHistory,
     "sbh-noest": lambda **kw: SessionBasedHistory(**{"criteria": ("res", "executable"), **kw}),
-    "eloss": ELossRegression,
+    "eloss": _eloss,
 }
 
 
@@ -394,10 +326,14 @@ class Predictions:
         return new
 
     def _beyond_now(self, job: Job, prediction: float, now: float) -> float:
-        """Round a running job's prediction up so that start + prediction > now in floating point."""
+        """Round a running job's prediction up so that start + prediction > now in floating point
+        (in steps of the sum's own precision: a small prediction's ulp is far finer than ``now``'s)."""
         start = self.started[job.id]
+        step = math.ulp(now)
         while start + prediction <= now and (job.walltime <= 0 or prediction < job.walltime):
-            prediction = math.nextafter(prediction, math.inf)
+            prediction += step
+            if job.walltime > 0:
+                prediction = min(prediction, job.walltime)
         return prediction
 
     def _apply(self, updates: Updates, now: float) -> dict[str, float]:
@@ -438,8 +374,9 @@ class Predictions:
 
     def deadline_miss(self, job: Job, now: float) -> float:
         """``job`` still runs at its predicted end: its new prediction (> elapsed unless p̃)."""
-        elapsed = now - self.started[job.id]
         old = self.current[job.id]
+        # it ran its whole prediction, even where now - start rounds a hair below it
+        elapsed = max(now - self.started[job.id], old)
         proposed = self.predictor.on_deadline_miss(job, elapsed, now)
         if proposed is not None and self.clamp(job, proposed) > elapsed:
             new = self.clamp(job, proposed)
