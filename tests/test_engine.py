@@ -9,7 +9,7 @@ from scheduler.core.events import (
 )
 from scheduler.core.job import Job
 from scheduler.errors import SimulationError
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from scheduler.sim.engine import BatsimEngine, SimulationOptions, TimedReply
 from scheduler.sim.simulate import simulate
 from procset import ProcSet
 
@@ -176,3 +176,30 @@ def test_easy_rejects_jobs_too_large_and_accounts_for_every_job():
     assert "platform has 4" in core.reject_reasons["w0!0"]
     assert "walltime" in core.reject_reasons["w0!2"]
     assert core.accounting() == {"completed": 1, "rejected": 2}
+
+
+def test_a_busy_scheduler_gets_what_happened_meanwhile_in_one_message():
+    """Batsim sleeps until each decision's timestamp and until the reply's ``now``; events due meanwhile
+    take effect at their own times and reach the scheduler together once it is ready."""
+    workload = make_workload([(0, 1, 100, 1), (0.5, 1, 100, 5), (0.8, 1, 100, 2)], nb_res=2)
+    messages = []
+
+    def decide(now, events):
+        messages.append((now, [(type(e).__name__, e.time) for e in events]))
+        ids = [e.job.id for e in events if isinstance(e, JobSubmitted)]
+        if ids == ["w0!0"]:  # start it 0.3 s later, and stay busy until 2.0
+            return TimedReply(2.0, [(0.3, Execute.on("w0!0", ProcSet(0)))])
+        if ids == ["w0!1", "w0!2"]:  # a decision stamped in the past applies at once (no sleep)
+            return TimedReply(1.0, [(0.1, Execute.on("w0!1", ProcSet(0))), (2.5, Kill(("w0!1",))),
+                                    (2.5, Execute.on("w0!2", ProcSet(1)))])
+        return []
+
+    result = BatsimEngine(workload).run(decide)
+    rows = result.jobs.set_index("job_id")
+    assert rows.loc["0", "starting_time"] == 0.3 and rows.loc["0", "finish_time"] == 1.3
+    assert messages[2] == (2.0, [("JobSubmitted", 0.5), ("JobSubmitted", 0.8), ("NoMoreStaticJobs", 0.8),
+                                 ("JobCompleted", 1.3)])
+    assert rows.loc["1", "starting_time"] == 2.0 and rows.loc["2", "starting_time"] == 2.5
+    # the kill's answer is part of the next wave: in the message after the reply, at the reply's clock
+    assert messages[3] == (2.5, [("JobCompleted", 2.5), ("JobKilled", 2.5)])
+    assert rows.loc["1", "final_state"] == "COMPLETED_KILLED"

@@ -16,6 +16,11 @@ decisions with Batsim's rules, on a platform whose links add no latency:
   ``delay >= walltime`` (Batsim's strict test) it ends at the walltime as
   ``COMPLETED_WALLTIME_REACHED``; walltime -1 means no limit;
 - CALL_ME_LATER must be strictly in the future; each one gives a REQUESTED_CALL;
+- a reply may carry Batsim's clock (:class:`TimedReply`, what ``batsim-peer`` decodes): Batsim
+  sleeps until each decision's timestamp before applying it, and the scheduler stays busy
+  until the reply's ``now``; what happens meanwhile (job ends, submissions, calls, the answer
+  to a kill) is held and delivered in one message when the scheduler is ready again. A plain
+  list of decisions applies them all at the message's time;
 - SIMULATION_ENDS comes alone, once every static job was submitted, every job finished,
   no call is pending and, with dynamic jobs, registration is finished.
 
@@ -56,7 +61,16 @@ from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
 from scheduler.workloads.model import Workload
 
-DecideFunction = Callable[[float, Sequence[Event]], Sequence[Decision]]
+@dataclass
+class TimedReply:
+    """A reply with Batsim's clock: each decision applies at its timestamp (or at once when that
+    is past), and the decision process is busy until ``now``."""
+
+    now: float
+    decisions: Sequence[tuple[float, Decision]]
+
+
+DecideFunction = Callable[[float, Sequence[Event]], "Sequence[Decision] | TimedReply"]
 
 SUCCESS, WALLTIME, KILLED, REJECTED = (
     "COMPLETED_SUCCESSFULLY",
@@ -126,6 +140,7 @@ class BatsimEngine:
         self._timers: list[tuple] = []  # (time, arming order, kind, payload)
         self._armed = 0
         self._next_wave: list[Callable[[float], list[Event]]] = []
+        self._held: list[Event] = []  # events that happened while the scheduler was busy
         self._static: list[str] = []  # static job ids in submission order
         self._static_next = 0
         self._calls_pending = 0
@@ -172,14 +187,14 @@ class BatsimEngine:
             "sched-config": self.options.sched_config,
             "forward-unknown-events": False,
         }
-        self._apply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
+        now = self._reply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
         messages = 1
         while True:
             events, now = self._next_message(now)
             if not events:
                 break
             written = len(self.rows)
-            self._apply(now, decide(now, events))
+            now = self._reply(now, decide(now, events))
             messages += 1
             if progress is not None and len(self.rows) > written:
                 progress(len(self.rows) - written)
@@ -189,30 +204,67 @@ class BatsimEngine:
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
         """The events of the next Batsim message and its time; no events once the simulation ends."""
+        if self._held:
+            held, self._held = self._held, []
+            return held, now
         if self._next_wave:
-            wave, self._next_wave = self._next_wave, []
-            return [event for produce in wave for event in produce(now)], now
+            return self._second_wave(now), now
         while self._timers:
             time = self._timers[0][0]
-            events: list[Event] = []
-            while self._timers and self._timers[0][0] == time:
-                _, _, kind, payload = heapq.heappop(self._timers)
-                if kind == _END:
-                    job_id, state = payload
-                    if self.jobs[job_id].state == _RUNNING:  # else it was killed before
-                        self._finish(job_id, time, state)
-                        events.append(JobCompleted(time, job_id, state))
-                elif kind == _SUBMIT:
-                    events.extend(self._submit_static_group(time))
-                else:
-                    self._calls_pending -= 1
-                    events.append(RequestedCall(time))
+            events = self._fire(time)
             if events:
                 return events, time
         if self.options.enable_dynamic_jobs and not self._registration_finished:
             raise SimulationError("dynamic jobs are enabled but the scheduler never sent NOTIFY "
                                   "registration_finished: Batsim would wait forever")
         return [], now
+
+    def _second_wave(self, now: float) -> list[Event]:
+        wave, self._next_wave = self._next_wave, []
+        return [event for produce in wave for event in produce(now)]
+
+    def _fire(self, time: float) -> list[Event]:
+        """Every timer due at ``time``: their effects, and the events they produce, in arming order."""
+        events: list[Event] = []
+        while self._timers and self._timers[0][0] == time:
+            _, _, kind, payload = heapq.heappop(self._timers)
+            if kind == _END:
+                job_id, state = payload
+                if self.jobs[job_id].state == _RUNNING:  # else it was killed before
+                    self._finish(job_id, time, state)
+                    events.append(JobCompleted(time, job_id, state))
+            elif kind == _SUBMIT:
+                events.extend(self._submit_static_group(time))
+            else:
+                self._calls_pending -= 1
+                events.append(RequestedCall(time))
+        return events
+
+    def _reply(self, now: float, reply: Sequence[Decision] | TimedReply) -> float:
+        """Apply a reply; the clock when the decision process is ready again."""
+        if not isinstance(reply, TimedReply):
+            self._apply(now, reply)
+            return now
+        for time, decision in reply.decisions:
+            if time > now:
+                self._busy_until(now, time)
+                now = time
+            self._apply(now, [decision])
+        if reply.now > now:
+            self._busy_until(now, reply.now)
+            now = reply.now
+        return now
+
+    def _busy_until(self, now: float, until: float) -> None:
+        """Batsim sleeps until ``until`` while the scheduler is busy: everything due meanwhile
+        happens, and its events are held for the next message."""
+        if self._next_wave:
+            self._held += self._second_wave(now)
+        while self._timers and self._timers[0][0] <= until:
+            time = self._timers[0][0]
+            self._held += self._fire(time)
+            if self._next_wave:
+                self._held += self._second_wave(time)
 
     def _submit_static_group(self, time: float) -> list[Event]:
         events = []

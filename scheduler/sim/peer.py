@@ -13,14 +13,15 @@ from typing import Callable, Sequence
 import zmq
 
 from scheduler.batsim.protocol import BatsimCodec
-from scheduler.core.events import Decision, Event
+from scheduler.core.events import Event
 from scheduler.errors import ProtocolError
-from scheduler.sim.engine import KILLED, BatsimEngine, SimulationOptions, SimulationResult
+from scheduler.sim.engine import KILLED, BatsimEngine, SimulationOptions, SimulationResult, TimedReply
 from scheduler.workloads.model import Workload
 
 
 class RemoteDecisionProcess:
-    """``decide(now, events)`` answered by a decision process over a REQ socket."""
+    """``decide(now, events)`` answered by a decision process over a REQ socket, with Batsim's
+    clock (the reply's ``now`` and each decision's timestamp)."""
 
     def __init__(self, endpoint: str, codec: BatsimCodec, timeout: float | None = None) -> None:
         self.endpoint = endpoint
@@ -32,14 +33,14 @@ class RemoteDecisionProcess:
             self.socket.setsockopt(zmq.RCVTIMEO, int(timeout * 1000))
         self.socket.connect(endpoint)
 
-    def __call__(self, now: float, events: Sequence[Event]) -> Sequence[Decision]:
+    def __call__(self, now: float, events: Sequence[Event]) -> TimedReply:
         self.socket.send_string(self.codec.encode(now, events))
         try:
             reply = self.socket.recv()
         except zmq.Again:
             raise ProtocolError(f"no reply from the scheduler at {self.endpoint} within {self.timeout:g} s "
                                 f"(message {self.codec.messages})") from None
-        return self.codec.decode(reply)[1]
+        return TimedReply(*self.codec.decode_timed(reply))
 
     def close(self) -> None:
         self.socket.close()
