@@ -278,6 +278,7 @@ class Predictions:
         self.ends: dict[str, float] = {}  # terminated job -> termination time
         self.requested: dict[str, float] = {}  # job -> requested time p̃
         self.misses: list[tuple[float, str, float, float]] = []  # (time, job, old, new prediction)
+        self._accuracy = None  # the per-job accuracy table, until the next termination
 
     # --- the knowledge interface --------------------------------------------------
 
@@ -291,6 +292,15 @@ class Predictions:
 
     def expected_end(self, job_id: str) -> float:
         return self.started[job_id] + self.current[job_id]
+
+    def accuracy_table(self):
+        """:func:`scheduler.knowledge.accuracy.job_accuracy` of the jobs terminated so far, computed
+        once per termination (a run's summary and its ``_predictions.csv`` share it)."""
+        if self._accuracy is None:
+            from scheduler.knowledge.accuracy import job_accuracy
+
+            self._accuracy = job_accuracy(self)
+        return self._accuracy
 
     # --- invariants ------------------------------------------------------------------
 
@@ -366,6 +376,7 @@ class Predictions:
         start = self.started.pop(job.id)
         runtime = now - start
         self.runtimes[job.id] = runtime
+        self._accuracy = None
         self.ends[job.id] = now
         self.jobs.pop(job.id, None)
         self.current.pop(job.id, None)

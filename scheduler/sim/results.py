@@ -80,10 +80,10 @@ def _classifier_summary(core: DecisionCore) -> dict[str, Any] | None:
 def _predictions_summary(core: DecisionCore) -> dict[str, Any] | None:
     if core.predictions is None:
         return None
-    from scheduler.knowledge.accuracy import prediction_accuracy
+    from scheduler.knowledge.accuracy import accuracy_summary
 
     return {"predictor": core.config.predictor, "correction": core.config.correction,
-            **prediction_accuracy(core.predictions)}
+            **accuracy_summary(core.predictions.accuracy_table())}
 
 
 def write_results(prefix: str | Path, result: SimulationResult, summary: dict[str, Any],
@@ -116,10 +116,8 @@ def write_knowledge_reports(prefix: str | Path, core: DecisionCore) -> list[Path
         paths.append(Path(f"{prefix}_feature_importances.csv"))
         core.classifier.feature_importances().to_csv(paths[-1])
     if core.predictions is not None:
-        from scheduler.knowledge.accuracy import job_accuracy
-
         paths.append(Path(f"{prefix}_predictions.csv"))
-        job_accuracy(core.predictions).to_csv(paths[-1], index=False)
+        core.predictions.accuracy_table().to_csv(paths[-1], index=False)
     return paths
 
 
