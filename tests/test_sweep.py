@@ -91,8 +91,9 @@ def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
         "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 300},
                    {"name": "missing", "path": str(tmp_path / "no-such-trace.swf")}],
         "policies": ["fcfs"],
-        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "none.model")}],
+        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "bad.model")}],
     }
+    (tmp_path / "bad.model").write_bytes(b"not a model\n")  # read, and refused, by the run's worker
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(config))
     results = tmp_path / "results"
@@ -207,3 +208,25 @@ def test_machine_size_per_trace(tmp_path):
     sizes = {name: json.loads((tmp_path / "results" / name / "fcfs" / "base" / "seed0" / "run_summary.json")
                               .read_text())["nb_machines"] for name in ("wide", "platform")}
     assert sizes == {"wide": 256, "platform": 128}
+
+
+def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
+    from scheduler.knowledge.classifier import JobClassifier
+
+    theta, model = tmp_path / "theta.json", tmp_path / "warm.model"
+    theta.write_text(json.dumps({"p": 1.0}))
+    JobClassifier(method="rf", seed=0).save(model)
+    config = tiny_config(tmp_path, policies=[f"score:{theta}"], traces=[{"name": "sample", "path": str(SAMPLE),
+                                                                           "max_jobs": 100}],
+                         variants=["base", {"name": "warm", "variant": "classification", "model": str(model)}])
+    results = tmp_path / "results"
+    base, warm = (f"sample/score:{theta}/{variant}/seed0" for variant in ("base", "warm"))
+
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"done"}
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"skipped"}
+    JobClassifier(method="rf", seed=1).save(model)  # same path, other content
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "skipped", warm: "done"}
+    theta.write_text(json.dumps({"p": 2.0}))
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "done", warm: "done"}
+    summary = json.loads(next(results.glob("sample/*/warm/seed0/run_summary.json")).read_text())
+    assert set(summary["inputs"]) == {str(theta), str(model)}

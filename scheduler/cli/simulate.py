@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from scheduler.cli.options import add_scheduling_options, config_from_args
+from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
@@ -25,9 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
-    size.add_argument("--nb-res", type=int, metavar="N", help="machine size (default: the workload's nb_res)")
+    size.add_argument("--nb-res", type=count_flag, metavar="N", help="machine size (default: the workload's nb_res)")
     add_scheduling_options(parser)
-    parser.add_argument("--tau", type=float, default=60.0, help="bounded-slowdown threshold in seconds (default 60)")
+    parser.add_argument("--tau", type=seconds_flag, default=60.0, metavar="S",
+                        help="bounded-slowdown threshold in seconds (default 60)")
     parser.add_argument("--output-prefix", "-e", metavar="P", help="write P_jobs.csv, P_schedule.csv, P_summary.json")
     parser.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
     parser.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
@@ -48,12 +49,13 @@ def run(args: argparse.Namespace) -> int:
     with tqdm(total=len(workload), unit="job", disable=not show, file=sys.stderr, leave=False) as bar:
         result, core = simulate(workload, config, nb_machines, progress=bar.update)
     wall = time.perf_counter() - started
-    summary = run_summary(result, core, workload, config, tau=args.tau, wall_time=wall)
-    written = write_results(args.output_prefix, result, summary, core) if args.output_prefix else []
+    outcome = core.outcome()
+    summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=wall)
+    written = write_results(args.output_prefix, result, summary, outcome) if args.output_prefix else []
     if args.save_model:
-        if core.classifier is None:
+        if outcome.model is None:
             raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
-        core.classifier.save(args.save_model)
+        outcome.model.save(args.save_model)
     print(format_table(summary))
     if written:
         prefix = Path(args.output_prefix).name
