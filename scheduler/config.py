@@ -2,9 +2,10 @@
 
 Each option is declared once, as a field of :class:`SchedulerConfig` that carries an :class:`Option`:
 its help, its command-line flags and the check that turns a given value into the canonical one (or
-says what is wrong with it). ``scheduler.cli.options`` makes the flags from the fields; every reader
-(flags, ``--config`` files, ``--variant_options``, Batsim's ``sched-config``) goes through
-:meth:`SchedulerConfig.check_options`; a test holds the README's option table to the fields.
+says what is wrong with it). ``scheduler.cli.options`` makes the flags from the fields; every source
+of options (flags, ``--config`` files, ``--variant_options``, Batsim's ``sched-config``, sweep configs)
+is checked by the same checks (:meth:`SchedulerConfig.check_options` names the source); a test holds
+the README's option table to the fields.
 """
 
 from __future__ import annotations
@@ -66,8 +67,13 @@ def options_of(cls: type) -> dict[str, Option]:
     return {f.name: f.metadata["option"] for f in fields(cls)}
 
 
+def flags_of(name: str, spec: Option) -> tuple[str, ...]:
+    """The command-line flags of option ``name``, the main one first."""
+    return spec.flags or ("--" + name.replace("_", "-"),)
+
+
 def main_flag(name: str, spec: Option) -> str:
-    return spec.flags[0] if spec.flags else "--" + name.replace("_", "-")
+    return flags_of(name, spec)[0]
 
 
 # --- checks of values (and of flags' texts) -------------------------------------------------
@@ -281,30 +287,34 @@ class SchedulerConfig:
     # --- readers ---------------------------------------------------------------------------
 
     @classmethod
-    def check_options(cls, options: Mapping[str, Any], source: str,
-                      labels: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The canonical values of ``options`` (names with ``-`` or ``_``), each checked alone; errors
-        name the ``source`` and the option (by its ``labels`` entry, e.g. its flag, else its name)."""
+    def known_options(cls, options: Mapping[str, Any], source: str) -> dict[str, Any]:
+        """``options`` by field name (given with ``-`` or ``_``); an unknown one is an error naming ``source``."""
         if not isinstance(options, Mapping):
             raise ConfigError(f"{source}: expected a JSON object, got {type(options).__name__}")
-        specs = options_of(cls)
+        known = options_of(cls)
         normalized = {str(key).replace("-", "_"): value for key, value in options.items()}
-        unknown = sorted(set(normalized) - set(specs))
+        unknown = sorted(set(normalized) - set(known))
         if unknown:
-            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(specs))}")
-        labels = labels or {}
+            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return normalized
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any], source: str,
+                      labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The canonical values of ``options``, each checked alone (before they are merged with other
+        sources); errors name the ``source`` and the option (by its ``labels`` entry, else its name)."""
+        specs, labels, options = options_of(cls), labels or {}, cls.known_options(options, source)
         try:
-            return {name: _checked(specs[name], value, labels.get(name, name))
-                    for name, value in normalized.items()}
+            return {name: _checked(specs[name], value, labels.get(name, name)) for name, value in options.items()}
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any], source: str = "options") -> "SchedulerConfig":
         """Build a config from a mapping; errors (unknown keys too) name the source."""
-        checked = cls.check_options(options, source)
+        options = cls.known_options(options, source)
         try:
-            return cls(**checked)
+            return cls(**options)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 

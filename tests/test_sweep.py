@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -230,3 +231,11 @@ def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path)
     assert statuses(run_sweep(config, results, workers=0)) == {base: "done", warm: "done"}
     summary = json.loads(next(results.glob("sample/*/warm/seed0/run_summary.json")).read_text())
     assert set(summary["inputs"]) == {str(theta), str(model)}
+
+
+def test_runs_made_before_the_algorithm_option_keep_their_hash(tmp_path):
+    run = tiny_config(tmp_path).runs()[0]
+    older = {k: v for k, v in run.config.items() if k != "algorithm"}  # a config written before --algorithm
+    assert run.config["algorithm"] == "easy"
+    assert run.config_hash == replace(run, config=older).config_hash
+    assert run.config_hash != replace(run, config={**run.config, "algorithm": "fcfs"}).config_hash

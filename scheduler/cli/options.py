@@ -14,6 +14,7 @@ from scheduler.config import (
     VARIANTS,
     Option,
     SchedulerConfig,
+    flags_of,
     integer_text,
     main_flag,
     number_text,
@@ -43,8 +44,7 @@ count_flag = flag_type(lambda text: positive_integer(integer_text(text)))
 def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scheduling")
     for name, spec in options_of(SchedulerConfig).items():
-        flags = spec.flags or (main_flag(name, spec),)
-        group.add_argument(*flags, dest=name, metavar=spec.metavar, help=_help(name, spec),
+        group.add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=_help(name, spec),
                            type=None if spec.parse is str else flag_type(spec.parse))
     group.add_argument("--variant", choices=list(VARIANTS),
                        help="one of the paper's variants (sets classifier, safeguard and estimates)")
