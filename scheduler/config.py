@@ -200,7 +200,8 @@ class SchedulerConfig:
 
     algorithm: str = option(
         "easy", "scheduling algorithm: easy (EASY backfilling) or fcfs (strict queue order, no backfilling); "
-                "batsched's easy_bf is accepted", algorithm_name, flags=("--algorithm", "-v"), metavar="NAME")
+                "batsched's easy_bf is accepted", lambda value: algorithm_name(_text(value)), flags=("--algorithm", "-v"),
+        metavar="NAME")
     policy: str = option(
         "fcfs", "queue order", lambda value: policy_name(_text(value)), flags=("--policy", "-o", "--queue_order"),
         metavar="NAME", choices=policy_names)

@@ -109,7 +109,7 @@ def _job_states(states: dict[str, int]) -> str:
 
 
 def _scheduler_line(config: dict) -> str:
-    parts = [f"EASY-{config['policy'].upper()}", f"estimates={config['estimates']}"]
+    parts = [f"{config.get('algorithm', 'easy').upper()}-{config['policy'].upper()}", f"estimates={config['estimates']}"]
     if config.get("predictor", "requested") != "requested":
         parts.append(f"predictor={config['predictor']}+{config['correction']}")
     if config.get("backfill_order"):
