@@ -45,6 +45,7 @@ def run_summary(result: SimulationResult, core: DecisionCore, workload: Workload
             "path": str(workload.source) if workload.source else None,
             "sha256": file_checksum(workload.source),
             "jobs": len(workload),
+            "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
         },
         "accounting": {
             "submitted": len(core.states),
