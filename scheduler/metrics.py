@@ -37,6 +37,7 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
     after its submission (W <= t <= F), has specific flow t and priority weight t^a, so
     P^aSF = integral(t^a t dA) / integral(t^a dA). ``p2sf`` is a = 2. P^0SF is the area-weighted
     mean of (W + F) / 2.
+- ``useful_core_seconds``: processor-seconds of the final attempts of the completed jobs;
 - ``nb_kills`` and ``wasted_core_seconds``; the same keys with a ``_<class>`` suffix per class when
   the jobs carry one (a ``class`` column, or ``class=...`` in the metadata; a job's class is the
   first one its attempts carry).
@@ -177,7 +178,8 @@ def summarize(jobs: pd.DataFrame, nb_machines: int | None = None, tau: float = 6
     summary["wasted_core_seconds"] = float(folded["wasted_core_seconds"].sum())
     finish = done["finish"].max() if len(done) else math.nan
     makespan = float(finish - folded["submission_time"].min()) if len(done) else 0.0
-    used = float((done["runtime"] * done["res"]).sum()) + summary["wasted_core_seconds"]
+    summary["useful_core_seconds"] = float((done["runtime"] * done["res"]).sum())
+    used = summary["useful_core_seconds"] + summary["wasted_core_seconds"]
     summary["makespan"] = makespan
     summary["utilisation"] = used / (nb_machines * makespan) if nb_machines and makespan > 0 else math.nan
     summary["awf"] = awf(done["wait"], done["runtime"], done["res"])

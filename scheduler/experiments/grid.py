@@ -265,6 +265,9 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
     if forbidden:
         raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'policies' / 'seeds', not in 'options'")
     trace_dirs = [str(_resolve(d, base)) for d in _as_list(data.get("trace_dirs", []), "trace_dirs", source)]
+    for key, values in (("policies", policies), ("variants", variants), ("seeds", seeds)):
+        if not values:
+            raise ConfigError(f"{source}: '{key}' is empty: it would make no run")
     for dup in ("policies", "seeds"):
         values = policies if dup == "policies" else seeds
         if len(set(values)) != len(values):

@@ -153,7 +153,8 @@ def cache_file(cache_dir: Path, key: dict) -> Path:
 def prepare_trace(path: str, key: dict, target: str) -> dict:
     """Parse and clean a trace once and pickle the :class:`Workload` into ``target`` (worker side).
 
-    Returns ``{"jobs", "nb_machines", "seconds"}``; a sidecar ``target.json`` holds the same."""
+    Returns ``{"jobs", "nb_machines", "cleaning", "seconds"}`` (``cleaning``: the SWF cleaning report, as a
+    dict); a sidecar ``target.json`` holds the same."""
     started = time.perf_counter()
     from scheduler.workloads import load_workload
 
@@ -168,6 +169,7 @@ def prepare_trace(path: str, key: dict, target: str) -> dict:
         pickle.dump(workload, stream, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(partial, target)
     info = {"jobs": len(workload), "nb_machines": int(nb_machines), "key": key,
+            "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
             "seconds": time.perf_counter() - started}
     sidecar = target.with_suffix(".json")
     sidecar.write_text(json.dumps(info, indent=2) + "\n")
@@ -350,9 +352,11 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     """Run every unfinished run of ``config`` into ``results_dir`` (see the module doc)."""
     from tqdm import tqdm
 
+    from scheduler.workloads.cleaning import CleaningReport
+
     started_wall = time.time()
     started = time.perf_counter()
-    results = Path(results_dir)
+    results = Path(results_dir).absolute()  # the workers' working directory may be another
     results.mkdir(parents=True, exist_ok=True)
     cache_dir = results / CACHE_DIR
     trace_dirs = [*trace_dirs, *config.trace_dirs]
@@ -372,7 +376,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
                     log(f"trace {trace.name}: downloading {trace.archive} from the Parallel Workloads Archive")
                 path = resolve_trace_file(trace, trace_dirs)
             key = trace_key(trace, path)
-            traces[trace.name] = {"path": str(path), "key": key, "cache": str(cache_file(cache_dir, key))}
+            traces[trace.name] = {"path": str(path.absolute()), "key": key, "cache": str(cache_file(cache_dir, key))}
         except SchedulerError as exc:
             traces[trace.name] = {"error": f"{type(exc).__name__}: {exc}"}
         except OSError as exc:
@@ -425,6 +429,9 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     runs_started = time.perf_counter()
     try:
         def queue_runs(name: str, info: dict) -> None:
+            if log and info.get("cleaning"):
+                with tqdm.external_write_mode(file=sys.stderr):
+                    log(f"trace {name}: {CleaningReport(**info['cleaning']).format()}")
             for run in pending_runs[name]:
                 task = {"directory": str(results / run.relative_dir), "workload": traces[name]["cache"],
                         "nb_machines": info["nb_machines"], "config": run.config, "tau": run.tau,

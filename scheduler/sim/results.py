@@ -34,6 +34,7 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
             "path": str(workload.source) if workload.source else None,
             "sha256": _checksum(workload.source),
             "jobs": len(workload),
+            "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
         },
         "inputs": {path: _checksum(path) for path in input_files(config)},
         "accounting": {
