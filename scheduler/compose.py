@@ -71,7 +71,7 @@ def build_parts(config: SchedulerConfig) -> Parts:
         policy=load_policy(config.policy),
         backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
         algorithm=get_algorithm(config.algorithm),
-        knowledge=predictions or get_estimates(config.estimates),
+        knowledge=predictions if predictions is not None else get_estimates(config.estimates),
         predictions=predictions,
         classifier=classifier_starter(config),
     )

@@ -146,9 +146,13 @@ def _predictor(value: Any) -> str:
     from scheduler.knowledge.predictors import check_predictor_name
 
     try:
-        return check_predictor_name(_text(value))
+        name = check_predictor_name(_text(value))
     except ConfigError as exc:
         raise ValueError(str(exc).removeprefix("predictor: ")) from None
+    base, _, constant = name.partition(":")
+    if constant and not 0 < float(constant) < math.inf:
+        raise ValueError(f"{base}:C needs a positive number of seconds C, got {value!r}")
+    return name
 
 
 def _json_object(value: Any) -> dict:

@@ -58,7 +58,10 @@ BAD = [
     ("timezone", "Mars/Olympus", "time zone"),
     ("seed", -1, "integer"),
     ("predictor", "psychic", "unknown value"),
+    ("predictor", "constant:-5", "positive"),
     ("correction", "tripling", "unknown value"),
+    ("predictor_options", [1], "JSON object"),
+    ("model", "", "non-empty"),
 ]
 
 
