@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -104,8 +105,9 @@ def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
         "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 300},
                    {"name": "missing", "path": str(tmp_path / "no-such-trace.swf")}],
         "policies": ["fcfs"],
-        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "none.model")}],
+        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "bad.model")}],
     }
+    (tmp_path / "bad.model").write_bytes(b"not a model\n")  # read, and refused, by the run's worker
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(config))
     results = tmp_path / "results"
@@ -308,3 +310,33 @@ def test_the_log_reports_each_trace_s_cleaning(tmp_path):
     lines.clear()
     run_sweep(config, tmp_path / "results", workers=0, force=True, log=lines.append)
     assert any(line.startswith("trace tiny: ") and "res>nb_res" in line for line in lines)
+
+
+def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
+    from scheduler.knowledge.classifier import JobClassifier
+
+    theta, model = tmp_path / "theta.json", tmp_path / "warm.model"
+    theta.write_text(json.dumps({"p": 1.0}))
+    JobClassifier(method="rf", seed=0).save(model)
+    config = tiny_config(tmp_path, policies=[f"score:{theta}"], traces=[{"name": "sample", "path": str(SAMPLE),
+                                                                           "max_jobs": 100}],
+                         variants=["base", {"name": "warm", "variant": "classification", "model": str(model)}])
+    results = tmp_path / "results"
+    base, warm = (f"sample/score:{theta}/{variant}/seed0" for variant in ("base", "warm"))
+
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"done"}
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"skipped"}
+    JobClassifier(method="rf", seed=1).save(model)  # same path, other content
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "skipped", warm: "done"}
+    theta.write_text(json.dumps({"p": 2.0}))
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "done", warm: "done"}
+    summary = json.loads(next(results.glob("sample/*/warm/seed0/run_summary.json")).read_text())
+    assert set(summary["inputs"]) == {str(theta), str(model)}
+
+
+def test_runs_made_before_the_algorithm_option_keep_their_hash(tmp_path):
+    run = tiny_config(tmp_path).runs()[0]
+    older = {k: v for k, v in run.config.items() if k != "algorithm"}  # a config written before --algorithm
+    assert run.config["algorithm"] == "easy"
+    assert run.config_hash == replace(run, config=older).config_hash
+    assert run.config_hash != replace(run, config={**run.config, "algorithm": "fcfs"}).config_hash

@@ -87,6 +87,7 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import to_interval_string
 from scheduler.errors import ProtocolError
+from scheduler.values import is_number, plain
 
 #: The ``job_state`` values of JOB_COMPLETED.
 JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
@@ -132,22 +133,11 @@ def _loads(text: str | bytes, where: str) -> Any:
         raise ProtocolError(f"{where}: invalid JSON: {exc}") from None
 
 
-def _plain(value: Any) -> Any:
-    """JSON fallback for numpy scalars (job extras read from pandas)."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
 def _dumps(message: dict[str, Any], where: str) -> str:
     try:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False, default=_plain)
+        return json.dumps(message, separators=(",", ":"), allow_nan=False, default=plain)
     except (TypeError, ValueError) as exc:
         raise ProtocolError(f"{where}: cannot encode ({exc})") from None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_int(value: Any) -> bool:
@@ -155,7 +145,7 @@ def _is_int(value: Any) -> bool:
 
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
-    "a number": _is_number,
+    "a number": is_number,
     "an integer": _is_int,
     "a string": lambda v: isinstance(v, str),
     "an object": lambda v: isinstance(v, dict),
@@ -224,7 +214,7 @@ def _walltime(job: dict[str, Any], where: str, path: str) -> float:
 
 def _delay(profile: Any) -> float | None:
     """The ``delay`` of a delay profile, else None."""
-    if isinstance(profile, dict) and profile.get("type") == "delay" and _is_number(profile.get("delay")):
+    if isinstance(profile, dict) and profile.get("type") == "delay" and is_number(profile.get("delay")):
         return float(profile["delay"])
     return None
 

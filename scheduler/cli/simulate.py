@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from scheduler.cli.options import add_scheduling_options, config_from_args
+from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
@@ -31,13 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
-    size.add_argument("--nb-res", type=int, metavar="N", help="machine size (default: the workload's nb_res)")
+    size.add_argument("--nb-res", type=count_flag, metavar="N", help="machine size (default: the workload's nb_res)")
     add_scheduling_options(parser)
     parser.add_argument("--variant", metavar="NAME[,NAME...]",
                         help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
                              "separated by commas, or 'all', to compare them against the first: "
                              + ", ".join(VARIANTS))
-    parser.add_argument("--tau", type=float, default=60.0, help="bounded-slowdown threshold in seconds (default 60)")
+    parser.add_argument("--tau", type=seconds_flag, default=60.0, metavar="S",
+                        help="bounded-slowdown threshold in seconds (default 60)")
     parser.add_argument("--output-prefix", "-e", metavar="P",
                         help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
                              "P_VARIANT_jobs.csv, ...)")
@@ -101,12 +102,13 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
     show = not args.no_progress and sys.stderr.isatty()
     with tqdm(total=len(workload), unit="job", desc=label, disable=not show, file=sys.stderr, leave=False) as bar:
         result, core = simulate(workload, config, nb_machines, progress=bar.update)
-    summary = run_summary(result, core, workload, config, tau=args.tau, wall_time=time.perf_counter() - started)
-    written = write_results(prefix, result, summary, core) if prefix else []
+    outcome = core.outcome()
+    summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started)
+    written = write_results(prefix, result, summary, outcome) if prefix else []
     if args.save_model:
-        if core.classifier is None:
+        if outcome.model is None:
             raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
-        core.classifier.save(args.save_model)
+        outcome.model.save(args.save_model)
     return summary, written
 
 
@@ -208,7 +210,8 @@ def _job_states(states: dict[str, int]) -> str:
 
 def _scheduler_line(config: dict, omit: list[str] = ()) -> str:
     """The scheduler's settings in one line, without those in ``omit``."""
-    parts = {"policy": f"EASY-{config['policy'].upper()}", "estimates": f"estimates={config['estimates']}"}
+    parts = {"policy": f"{config.get('algorithm', 'easy').upper()}-{config['policy'].upper()}",
+             "estimates": f"estimates={config['estimates']}"}
     if config.get("predictor", "requested") != "requested":
         parts["predictor"] = f"predictor={config['predictor']}+{config['correction']}"
     if config.get("backfill_order"):

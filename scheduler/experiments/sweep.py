@@ -14,7 +14,8 @@ Layout of a results folder::
         run_error.txt              the traceback of a failed run
 
 **Resuming.** A run whose ``run_done.json`` holds the hash of its current configuration (trace file
-checksum, cut and machine size, every scheduling option, tau: :attr:`RunSpec.config_hash`) is skipped;
+checksum, cut and machine size, every scheduling option, the checksum of every other file it reads,
+tau: :attr:`RunSpec.config_hash`) is skipped;
 ``force`` reruns everything. A changed parameter changes the hash of the runs it affects only (a run
 without a classifier ignores the classifier's options). The hash does not cover the code: after
 changing the scheduler itself, rerun with ``force``.
@@ -32,7 +33,6 @@ process). Runs are started longest first.
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import heapq
 import itertools
 import json
@@ -49,8 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from scheduler.checksums import data_hash, file_sha256
 from scheduler.errors import ConfigError, SchedulerError, WorkloadError
 from scheduler.experiments.grid import RunSpec, SweepConfig, TraceSpec, safe_name
+from scheduler.values import json_ready
 
 RUN_PREFIX = "run"
 DONE_FILE = f"{RUN_PREFIX}_done.json"
@@ -115,14 +117,6 @@ def resolve_trace_file(trace: TraceSpec, trace_dirs: Iterable[str | Path] = (), 
     raise WorkloadError(f"trace {trace.name}: {trace.path}: no such file")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def trace_key(trace: TraceSpec, path: Path) -> dict:
     """Everything about a trace that its runs' results depend on."""
     platform_size = None
@@ -130,13 +124,30 @@ def trace_key(trace: TraceSpec, path: Path) -> dict:
         from scheduler.platforms import read_platform
 
         platform_size = read_platform(trace.platform).nb_compute_hosts
-    return {"name": trace.name, "file": path.name, "sha256": _sha256(path), "nb_res": trace.nb_res,
+    return {"name": trace.name, "file": path.name, "sha256": file_sha256(path), "nb_res": trace.nb_res,
             "platform_hosts": platform_size, "max_jobs": trace.max_jobs}
 
 
+def input_checksums(config: dict, known: dict[str, str] | None = None) -> dict[str, str]:
+    """The SHA-256 of each file a run with ``config`` reads besides its trace (θ files, a saved
+    classifier), by path; ``known`` caches them across runs."""
+    from scheduler.compose import input_files
+    from scheduler.config import SchedulerConfig
+
+    known = {} if known is None else known
+    checksums = {}
+    for path in input_files(SchedulerConfig(**config)):
+        if path not in known:
+            try:
+                known[path] = file_sha256(path)
+            except OSError as exc:
+                raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        checksums[path] = known[path]
+    return checksums
+
+
 def cache_file(cache_dir: Path, key: dict) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return cache_dir / f"{safe_name(key['name'])}-{digest}.pkl"
+    return cache_dir / f"{safe_name(key['name'])}-{data_hash(key)}.pkl"
 
 
 def prepare_trace(path: str, key: dict, target: str) -> dict:
@@ -219,9 +230,10 @@ def execute_run(task: dict) -> dict:
         config = SchedulerConfig.from_dict(dict(task["config"]), f"run {task['labels']['label']}")
         result, core = simulate(workload, config, task["nb_machines"])
         simulated = time.perf_counter()
-        summary = run_summary(result, core, workload, config, tau=task["tau"], wall_time=simulated - loaded)
+        outcome = core.outcome()
+        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded)
         summary["sweep"] = {**task["labels"], "hash": task["hash"]}
-        write_results(directory / RUN_PREFIX, result, summary, core)
+        write_results(directory / RUN_PREFIX, result, summary, outcome)
         written = time.perf_counter()
         timings = {"load": loaded - started, "load_reused": reused, "simulate": simulated - loaded,
                    "write": written - simulated, "start": started_wall, **where}
@@ -378,6 +390,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     })
 
     pending_runs: dict[str, list[RunSpec]] = {}
+    checksums: dict[str, str] = {}
     for run in runs:
         directory = results / run.relative_dir
         info = traces[run.trace.name]
@@ -386,6 +399,12 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
             _write_error(directory, info["error"])
             continue
         run.trace_key = info["key"]
+        try:
+            run.inputs = input_checksums(run.config, checksums)
+        except ConfigError as exc:
+            outcomes[run.label] = RunOutcome(run.label, str(directory), "failed", f"ConfigError: {exc}")
+            _write_error(directory, f"ConfigError: {exc}")
+            continue
         if not force and run_is_done(directory, run.config_hash):
             outcomes[run.label] = RunOutcome(run.label, str(directory), "skipped")
             continue
@@ -577,8 +596,6 @@ def _write_error(directory: Path, error: str) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from scheduler.sim.results import json_ready
-
     partial = path.with_name(f".{path.name}.part")
     partial.write_text(json.dumps(json_ready(data), indent=2, default=str) + "\n")
     os.replace(partial, path)
