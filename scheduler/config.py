@@ -64,7 +64,7 @@ class SchedulerConfig:
       (``scheduler.knowledge.corrections``): ``requested`` (p̃), ``incremental``, ``doubling``.
     - ``predictor_options``: keyword options of the predictor (e.g. ``{"search": "bfs"}`` for sbh).
 
-    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="incremental", backfill_order="spf"``
+    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="requested", backfill_order="spf"``
     (:meth:`easy_plus_plus`).
     """
 
@@ -136,8 +136,9 @@ class SchedulerConfig:
 
     @classmethod
     def easy_plus_plus(cls, **options: Any) -> "SchedulerConfig":
-        """EASY++ (Tsafrir et al. 2007): ave2 predictions, incremental corrections, SJBF backfilling."""
-        return cls.from_dict({"predictor": "ave2", "correction": "incremental", "backfill_order": "spf", **options},
+        """EASY++ (Tsafrir et al. 2007): ave2 predictions, an expired prediction corrected to p̃, SJBF
+        backfilling."""
+        return cls.from_dict({"predictor": "ave2", "correction": "requested", "backfill_order": "spf", **options},
                              "EASY++")
 
     @classmethod

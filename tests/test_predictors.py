@@ -220,7 +220,7 @@ def test_accuracy_hand_computed():
 
 def test_config_options():
     config = SchedulerConfig.easy_plus_plus()
-    assert (config.predictor, config.correction, config.backfill_order) == ("ave2", "incremental", "spf")
+    assert (config.predictor, config.correction, config.backfill_order) == ("ave2", "requested", "spf")
     assert SchedulerConfig().predictor == "requested" and not SchedulerConfig().uses_predictor
     with pytest.raises(ConfigError):
         SchedulerConfig(predictor="psychic")
@@ -250,8 +250,9 @@ def small_workload():
     return generate(300, weeks=0.5, nb_res=32, seed=5)
 
 
-def test_easy_plus_plus_end_to_end(small_workload):
-    result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus())
+@pytest.mark.parametrize("correction", ["requested", "incremental"])
+def test_easy_plus_plus_end_to_end(small_workload, correction):
+    result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus(correction=correction))
     preds = core.predictions
     assert len(result.jobs) == 300 and (result.jobs.final_state != "REJECTED").all()
     _check_schedule(result.jobs, 32)
@@ -267,7 +268,12 @@ def test_easy_plus_plus_end_to_end(small_workload):
         original = preds.history[job_id][0][1]
         walltime = rows.requested_time[jid]
         assert new > time - start
-        assert new == walltime or any(new == pytest.approx(original + inc) for inc in INCREMENTS)
+        if correction == "requested":  # EASY++'s (Tsafrir's): the first miss corrects to p̃
+            assert new == walltime
+        else:
+            assert new == walltime or any(new == pytest.approx(original + inc) for inc in INCREMENTS)
+    if correction == "requested":
+        assert len({job_id for _, job_id, _, _ in preds.misses}) == len(preds.misses)
     # every history is consistent: predictions <= p̃, the last one covers the runtime
     for job_id, runtime in preds.runtimes.items():
         walltime = core.jobs[job_id].walltime
