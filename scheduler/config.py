@@ -198,7 +198,7 @@ def _predictor_names() -> list[str]:
 class SchedulerConfig:
     """Every option that changes scheduling decisions (each field's :class:`Option` says what it means).
 
-    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="incremental", backfill_order="spf"``
+    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="requested", backfill_order="spf"``
     (:meth:`easy_plus_plus`).
     """
 
@@ -273,8 +273,9 @@ class SchedulerConfig:
 
     @classmethod
     def easy_plus_plus(cls, **options: Any) -> "SchedulerConfig":
-        """EASY++ (Tsafrir et al. 2007): ave2 predictions, incremental corrections, SJBF backfilling."""
-        return cls.from_dict({"predictor": "ave2", "correction": "incremental", "backfill_order": "spf", **options},
+        """EASY++ (Tsafrir et al. 2007): ave2 predictions, an expired prediction corrected to p̃, SJBF
+        backfilling."""
+        return cls.from_dict({"predictor": "ave2", "correction": "requested", "backfill_order": "spf", **options},
                              "EASY++")
 
     @classmethod
