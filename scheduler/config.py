@@ -26,13 +26,16 @@ from scheduler.values import is_number
 
 SAFEGUARDS = ("none", "kill")
 
-#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates.
-VARIANTS: dict[str, dict[str, str]] = {
+#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
+VARIANTS: dict[str, dict[str, Any]] = {
     "base": {"classifier": "none", "safeguard": "none", "estimates": "requested"},
     "classification": {"classifier": "rf", "safeguard": "none", "estimates": "requested"},
     "classification-idempotent": {"classifier": "rf", "safeguard": "kill", "estimates": "requested"},
     "class-clairvoyant": {"classifier": "oracle", "safeguard": "none", "estimates": "requested"},
     "runtimes-clairvoyant": {"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"},
+    # beyond the paper (docs/results.md): jobs the forest cannot call large are probed under the safeguard
+    "classification-probing": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": True},
 }
 
 
@@ -127,6 +130,15 @@ def _probability_below_one(value: Any) -> float:
     if not is_number(value) or not 0 <= value < 1:
         raise ValueError(f"expected a probability in [0, 1), got {value!r}")
     return float(value)
+
+
+def _boolean(value: Any) -> bool:
+    """true or false (JSON booleans, or a flag's text)."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
 
 
 def _seed(value: Any) -> int:
@@ -231,6 +243,13 @@ class SchedulerConfig:
     classifier_threshold: float = option(
         0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "
              "jobs and kills", _probability_below_one, metavar="P", parse=number_text)
+    probe_threshold: float | None = option(
+        None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
+              "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
+        _optional(_probability_below_one), metavar="P", parse=number_text)
+    divider_estimates: bool = option(
+        False, "plan the jobs the kill safeguard watches with min(p̃, divider), since it ends them by then",
+        _boolean, metavar="BOOL")
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
@@ -260,6 +279,16 @@ class SchedulerConfig:
             setattr(self, name, _checked(spec, getattr(self, name), name))
         if self.safeguard == "kill" and self.classifier == "none":
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
+        if self.probe_threshold is not None:
+            if self.classifier != "rf" or self.safeguard != "kill":
+                raise ConfigError("probe_threshold: uncertain jobs run early under the safeguard: it needs classifier "
+                                  "'rf' and safeguard 'kill'")
+            if self.probe_threshold >= self.classifier_threshold:
+                raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
+                                  f"got {self.probe_threshold}")
+        if self.divider_estimates and self.safeguard != "kill":
+            raise ConfigError("divider_estimates: only the kill safeguard bounds a job by the divider; "
+                              "it needs safeguard 'kill'")
         if self.predictor != "requested" and self.estimates != "requested":
             raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
                               "(or use predictor 'clairvoyant')")

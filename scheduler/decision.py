@@ -42,11 +42,10 @@ from scheduler.core.job import Job
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
+from scheduler.knowledge.choices import JobClass
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
-#: Queue ranks: Q_small comes before Q.
-SMALL, LARGE = 0, 1
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +92,9 @@ class DecisionCore:
         self.jobs: dict[str, Job] = {}
         self.states: dict[str, str] = {}
         self.reject_reasons: dict[str, str] = {}
-        self.small: dict[str, float] = {}  # small-classified job id -> the divider that classified it
-        self.small_waiting: set[str] = set()  # small-classified jobs not started yet
+        # jobs classified small or uncertain (ahead of Q, watched by the safeguard) -> the divider then in force
+        self.small: dict[str, float] = {}
+        self.small_waiting: set[str] = set()  # those not started yet
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
@@ -193,17 +193,17 @@ class DecisionCore:
             self.reject_reasons[job.id] = reason
             decisions.append(Reject(job.id, reason))
             return None
-        rank = LARGE
+        job_class = JobClass.LARGE
         if self.classifier is not None:
-            if self.classifier.classify(job, now):
-                rank = SMALL
+            job_class = self.classifier.classify(job, now)
+            if job_class is not JobClass.LARGE:
                 self.small[job.id] = self.classifier.divider_at(now)
                 self.small_waiting.add(job.id)
-            decisions.append(SetMetadata(job.id, f"class={'small' if rank == SMALL else 'large'}"))
+            decisions.append(SetMetadata(job.id, f"class={job_class.value}"))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
         return job
 
     def _rejection_reason(self, job: Job) -> str | None:
@@ -238,14 +238,14 @@ class DecisionCore:
         if not killed_by_us:
             return None  # killed by someone else: nothing to resubmit
         attempt = self.attempt(job_id) + 1
-        job, registration = self.safeguard.resubmit(self.jobs[job_id], original, attempt, now)
+        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now)
         decisions.extend(registration)
         self.origin[job.id] = original
         self.jobs[job.id] = job
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), LARGE, now)
+        self.algorithm.enqueue(job, self._estimate(job), JobClass.LARGE.rank, now)
         return job
 
     def attempt(self, job_id: str) -> int:
@@ -297,9 +297,13 @@ class DecisionCore:
             self._replan = True
 
     def _estimate(self, job: Job) -> float:
+        """The runtime the algorithm plans with: the knowledge's estimate, bounded by the divider for a job
+        the safeguard watches when ``divider_estimates`` is on (the safeguard kills it by then)."""
         estimate = self.knowledge.estimate(job)
         if estimate is None:
             raise SimulationError(f"job {job.id!r}: no runtime estimate")
+        if self.config.divider_estimates and job.id in self.small:
+            return min(estimate, self.small[job.id])
         return estimate
 
     # --- queries and accounting ----------------------------------------------------

@@ -19,11 +19,13 @@ from scheduler.knowledge.classifier import (
     PackedForest,
     classification_metrics,
 )
+from scheduler.knowledge.choices import JobClass
 from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
 from scheduler.sim.simulate import simulate
 from scheduler.workloads.synthetic import generate
 
 WEEK = 1000.0
+SMALL, LARGE = JobClass.SMALL, JobClass.LARGE
 FAST = dict(week=WEEK, n_estimators=8, max_samples=None)
 
 
@@ -101,11 +103,11 @@ def test_oracle_and_none():
     jobs = [Job("w0!a", 0, 1, 80, "", 500.0), Job("w0!b", 1, 1, 1000, "", 50.0),
             Job("w0!c", 2, 1, 1000, "", 150.0), Job("w0!d", 3, 1, -1, "", None)]
     oracle = JobClassifier(method="oracle", divider=100.0, **FAST)
-    assert [oracle.classify(j, j.subtime) for j in jobs] == [True, True, False, False]  # a: capped at 80
+    assert [oracle.classify(j, j.subtime) for j in jobs] == [SMALL, SMALL, LARGE, LARGE]  # a: capped at 80
     none = JobClassifier(method="none", **FAST)
-    assert not any(none.classify(j, j.subtime) for j in jobs)
+    assert {none.classify(j, j.subtime) for j in jobs} == {LARGE}
     # With the median divider, nothing is known during the first week.
-    assert not JobClassifier(method="oracle", **FAST).classify(jobs[1], 0.0)
+    assert JobClassifier(method="oracle", **FAST).classify(jobs[1], 0.0) is LARGE
 
 
 def test_dividers():
@@ -140,7 +142,7 @@ def test_same_seed_same_answers_and_idempotent_classify():
     b = run(JobClassifier(seed=3, **FAST), events_of(jobs)).predictions()
     pd.testing.assert_frame_equal(a, b)
     clf = run(JobClassifier(seed=3, **FAST), events_of(jobs[:50]))
-    again = [clf.classify(j, clf._now) for j in jobs[:50]]
+    again = [clf.classify(j, clf._now) is SMALL for j in jobs[:50]]
     assert again == clf.predictions().predicted_small.tolist()
 
 
@@ -241,7 +243,7 @@ def test_reports_are_consistent():
     jobs = synthetic_jobs(seed=2)
     clf = run(JobClassifier(**FAST), events_of(jobs))
     preds = clf.predictions()
-    assert list(preds.columns) == ["job_id", "week", "predicted_small", "p_small", "divider", "runtime",
+    assert list(preds.columns) == ["job_id", "week", "predicted_small", "uncertain", "p_small", "divider", "runtime",
                                    "actual_small"]
     assert len(preds) == len(jobs) and preds.actual_small[preds.week > 0].notna().all()
     report = clf.weekly_report().set_index("week")
@@ -334,8 +336,8 @@ def test_load_rejects_corrupt_and_foreign_files(tmp_path):
         JobClassifier.load(write("flipped.bin", bytes(flipped)))
     with pytest.raises(ClassifierError, match="checksum"):
         JobClassifier.load(write("truncated.bin", data[:-10]))
-    with pytest.raises(ClassifierError, match="version 2"):
-        JobClassifier.load(write("v2.bin", data.replace(b'"format_version": 1', b'"format_version": 2', 1)))
+    with pytest.raises(ClassifierError, match="version 1"):
+        JobClassifier.load(write("v1.bin", data.replace(b'"format_version": 2', b'"format_version": 1', 1)))
     with pytest.raises(ClassifierError, match="magic"):
         JobClassifier.load(write("other.bin", b"hello\n" + data))
     with pytest.raises(ClassifierError, match="header"):
@@ -360,3 +362,25 @@ def test_the_probability_threshold_is_a_scheduling_option():
                                       "--predictor", "sbh", "--predictor-options", '{"search": "bfs"}'])
     config = config_from_args(args)
     assert config.classifier_threshold == 0.7 and config.predictor_options == {"search": "bfs"}
+
+
+def test_a_probe_threshold_makes_the_jobs_between_the_thresholds_uncertain():
+    jobs = synthetic_jobs(seed=5)
+    clf = run(JobClassifier(probe_threshold=0.2, **FAST), events_of(jobs))
+    preds = clf.predictions()
+    p = preds.p_small
+    assert preds.uncertain.tolist() == ((p <= 0.5) & (p > 0.2)).tolist()
+    assert preds.predicted_small.tolist() == (p > 0.2).tolist()  # small or uncertain: ahead of Q
+    assert preds.uncertain.any() and (preds.predicted_small & ~preds.uncertain).any()
+    # the class returned at submission is the one reported
+    again = {j.id: clf.classify(j, clf._now) for j in jobs}
+    assert [again[i] is JobClass.UNCERTAIN for i in preds.job_id] == preds.uncertain.tolist()
+    # without a model (the first week) every job is large, whatever the thresholds
+    assert not preds[preds.week == 0].predicted_small.any()
+
+
+@pytest.mark.parametrize("bad", [dict(probe_threshold=0.5), dict(probe_threshold=-0.1),
+                                 dict(threshold=0.3, probe_threshold=0.4)])
+def test_the_probe_threshold_lies_below_the_threshold(bad):
+    with pytest.raises(ConfigError, match="probe_threshold"):
+        JobClassifier(**bad, **FAST)

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from scheduler.cli import main
+from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import load_config_file, parse_config
 from scheduler.experiments.sweep import DONE_FILE, run_sweep
@@ -147,7 +148,7 @@ def test_config_validation(tmp_path):
                            "seeds": [0, 1]}, base_dir=tmp_path)
     assert [t.name for t in config.traces] == ["KTH-SP2", "x"]
     assert config.traces[0].archive == "KTH-SP2" and config.traces[1].path == str(tmp_path / "data" / "x.swf.gz")
-    assert len(config.runs()) == 2 * 6 * 5 * 2
+    assert len(config.runs()) == 2 * 6 * len(VARIANTS) * 2
     assert main(["sweep", str(tmp_path / "absent.json")]) == 1
 
 

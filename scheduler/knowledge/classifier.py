@@ -99,7 +99,7 @@ import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES
+from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, JobClass
 from scheduler.knowledge.features import (
     CATEGORIES,
     CategoryCodes,
@@ -109,12 +109,16 @@ from scheduler.knowledge.features import (
 )
 
 FORMAT_NAME = "scheduler.knowledge.JobClassifier"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"BATSIM-CLASSIFIER-SCHEDULER JobClassifier\n"
 
 #: Default hyper-parameters (the module docstring says why, and what they cost).
 DEFAULTS = dict(n_estimators=24, max_depth=14, min_samples_leaf=4, max_features="sqrt",
                 max_samples=5000, max_training_jobs=20000, n_jobs=1, threshold=0.5)
+
+
+#: The class of a job from its stored (fast lane, uncertain) flags.
+_LABELS = {(1, 0): JobClass.SMALL, (1, 1): JobClass.UNCERTAIN, (0, 0): JobClass.LARGE}
 
 
 class ClassifierError(ConfigError):
@@ -252,6 +256,8 @@ class JobClassifier:
     timezone : the trace's time zone for the temporal features: an IANA name (the SWF
         ``TimeZoneString`` header), an offset in seconds east of UTC, or None (UTC).
     threshold : a job is small when P(small) > threshold.
+    probe_threshold : None, or a job that is not small is uncertain when P(small) > probe_threshold
+        (the decision core queues it after the small jobs and the safeguard watches it).
     categories : the history categories (a subset of ``features.CATEGORIES``).
     """
 
@@ -266,6 +272,7 @@ class JobClassifier:
                  max_samples: float | int | None = DEFAULTS["max_samples"],
                  n_jobs: int | None = DEFAULTS["n_jobs"],
                  threshold: float = DEFAULTS["threshold"],
+                 probe_threshold: float | None = None,
                  categories: tuple[str, ...] | list[str] = CATEGORIES) -> None:
         _check_choice("method", method, METHODS)
         _check_choice("features", features, FEATURE_MODES)
@@ -287,8 +294,7 @@ class JobClassifier:
                                                   and max_training_jobs > 0):
             raise ConfigError(f"classifier max_training_jobs must be a positive integer or None, "
                               f"got {max_training_jobs!r}")
-        if not (_is_number(threshold) and 0 <= threshold < 1):
-            raise ConfigError(f"classifier threshold must be in [0, 1), got {threshold!r}")
+        self.set_thresholds(threshold, probe_threshold)
         self.method = method
         self.divider = divider
         self.features = features
@@ -303,7 +309,6 @@ class JobClassifier:
         self.max_features = max_features
         self.max_samples = max_samples
         self.n_jobs = n_jobs
-        self.threshold = float(threshold)
         self.categories = tuple(categories)
         if method == "rf":
             self._make_forest(0)  # validates the forest parameters now rather than at week 1
@@ -321,8 +326,18 @@ class JobClassifier:
             "max_training_jobs": self.max_training_jobs, "timezone": self.timezone,
             "max_depth": self.max_depth, "min_samples_leaf": self.min_samples_leaf,
             "max_features": self.max_features, "max_samples": self.max_samples, "n_jobs": self.n_jobs,
-            "threshold": self.threshold, "categories": list(self.categories),
+            "threshold": self.threshold, "probe_threshold": self.probe_threshold,
+            "categories": list(self.categories),
         }
+
+    def set_thresholds(self, threshold: float, probe_threshold: float | None = None) -> None:
+        """Change the probability thresholds (e.g. of a loaded classifier); checked as in the constructor."""
+        if not (_is_number(threshold) and 0 <= threshold < 1):
+            raise ConfigError(f"classifier threshold must be in [0, 1), got {threshold!r}")
+        if probe_threshold is not None and not (_is_number(probe_threshold) and 0 <= probe_threshold < threshold):
+            raise ConfigError(f"classifier probe_threshold must be in [0, threshold), got {probe_threshold!r}")
+        self.threshold = float(threshold)
+        self.probe_threshold = None if probe_threshold is None else float(probe_threshold)
 
     def _make_forest(self, random_state: int):
         from sklearn.ensemble import RandomForestClassifier
@@ -351,7 +366,8 @@ class JobClassifier:
             "anchors": GrowingArray((k,), np.int64, -1),
             "week": GrowingArray((), np.int64, -1),            # -1: never classified
             "subtime": GrowingArray((), np.float64, np.nan),
-            "predicted": GrowingArray((), np.int8, -1),
+            "predicted": GrowingArray((), np.int8, -1),        # 1: small or uncertain (the safeguard watches it)
+            "uncertain": GrowingArray((), np.int8, 0),
             "p_small": GrowingArray((), np.float64, np.nan),
             "divider": GrowingArray((), np.float64, np.nan),
             "entry": GrowingArray((), np.int64, -1),           # completion log entry
@@ -472,13 +488,14 @@ class JobClassifier:
 
     # --- the online interface ---------------------------------------------------------
 
-    def classify(self, job: Job, now: float) -> bool:
-        """Predict whether ``job`` is small (True) or large; call once, at its submission."""
+    def classify(self, job: Job, now: float) -> JobClass:
+        """The class of ``job``: small when P(small) > ``threshold``, uncertain when it is not but
+        exceeds ``probe_threshold``, else large. Call once, at its submission."""
         self._advance(now)
         row = self._rows.get(job.id)
         t = self._t
         if row is not None and t["week"].data[row] >= 0:
-            return bool(t["predicted"].data[row])
+            return _LABELS[int(t["predicted"].data[row]), int(t["uncertain"].data[row])]
         if row is None:
             row = self._add_row(job)
         elif t["entry"].data[row] >= 0:
@@ -494,10 +511,12 @@ class JobClassifier:
         t["anchors"].data[row] = anchors
         divider = self._current_divider
         p = math.nan
+        uncertain = False
         if self.method == "rf":
             if self._model is not None:
                 p = self._model.proba_one(t["X"].data[row])
             small = p > self.threshold
+            uncertain = not small and self.probe_threshold is not None and p > self.probe_threshold
         elif self.method == "oracle":
             runtime = job.runtime
             if runtime is not None and job.walltime > 0:
@@ -507,10 +526,11 @@ class JobClassifier:
         else:
             small = False
         t["week"].data[row] = self._current_week
-        t["predicted"].data[row] = small
+        t["predicted"].data[row] = small or uncertain
+        t["uncertain"].data[row] = uncertain
         t["p_small"].data[row] = p
         t["divider"].data[row] = divider
-        return bool(small)
+        return _LABELS[int(small or uncertain), int(uncertain)]
 
     def completed(self, job: Job, runtime: float, now: float) -> None:
         """Tell the classifier that ``job`` finished after running ``runtime`` seconds."""
@@ -568,7 +588,8 @@ class JobClassifier:
     def predictions(self) -> pd.DataFrame:
         """One row per classified job, in submission order.
 
-        Columns: ``job_id``, ``week``, ``predicted_small``, ``p_small`` (the forest's
+        Columns: ``job_id``, ``week``, ``predicted_small`` (small or uncertain: the jobs ahead of Q,
+        watched by the safeguard), ``uncertain``, ``p_small`` (the forest's
         probability; NaN without a model), ``divider`` (in force at classification),
         ``runtime`` and ``actual_small`` (runtime < divider; NA until the job completes or
         while the divider is undefined).
@@ -584,6 +605,7 @@ class JobClassifier:
             "job_id": [self._ids[r] for r in rows],
             "week": t["week"].data[rows],
             "predicted_small": t["predicted"].data[rows].astype(bool),
+            "uncertain": t["uncertain"].data[rows].astype(bool),
             "p_small": t["p_small"].data[rows],
             "divider": divider,
             "runtime": runtime,
