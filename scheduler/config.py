@@ -238,7 +238,7 @@ class SchedulerConfig:
         "none", "kill: kill a small-classified job that outlives the divider and resubmit it as large",
         _choice(lambda: SAFEGUARDS), metavar="NAME")
     divider: str | float = option(
-        "median", "small/large boundary: median (of the training runtimes), last-week-median, or seconds",
+        "median", "small/large boundary: median (of the runtimes of every job completed so far), last-week-median, or seconds",
         _divider, metavar="D")
     classifier_threshold: float = option(
         0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "

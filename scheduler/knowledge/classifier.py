@@ -10,7 +10,8 @@ Weeks and retraining
     completed so far (all submitted in earlier weeks), keeping the ``max_training_jobs``
     most recently submitted. During the first week there is no model and every job is
     large. Jobs are labelled small iff runtime < divider; the divider is the median runtime
-    of the training jobs (``"median"``, recomputed at each retrain), the median runtime of
+    of every job completed so far (``"median"``, recomputed at each retrain: the paper trains
+    on all previous weeks, and its dividers are the traces' medians), the median runtime of
     the jobs that completed during the previous week (``"last-week-median"``), or a fixed
     number of seconds. When no job has completed yet the divider is undefined (NaN) and
     every job is large. ``method="oracle"`` gives the true class (``job.runtime``, capped by
@@ -435,9 +436,10 @@ class JobClassifier:
             train = train[-self.max_training_jobs:]
         runtimes = t["runtime"].data[train]
         divider = self._current_divider
-        if self.divider == "median":
-            if len(train):
-                divider = float(np.median(runtimes))
+        if self.divider == "median":  # of every job completed so far (the paper trains on all previous weeks)
+            completed = t["runtime"].data[rows[t["week"].data[rows] >= 0]]
+            if len(completed):
+                divider = float(np.median(completed))
         elif self.divider == "last-week-median":
             start = self.start_time + week * self.week
             done = t["complete_time"].data[rows]
