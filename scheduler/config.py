@@ -25,6 +25,8 @@ from scheduler.knowledge.estimates import ESTIMATES
 from scheduler.values import is_number
 
 SAFEGUARDS = ("none", "kill")
+#: Which jobs the safeguard's bound (the divider) plans: none, running ones, or all watched ones.
+DIVIDER_ESTIMATES = ("none", "running", "all")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -35,7 +37,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "runtimes-clairvoyant": {"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"},
     # beyond the paper (docs/results.md): jobs the forest cannot call large are probed under the safeguard
     "classification-probing": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
-                               "probe_threshold": 0.02, "divider_estimates": True},
+                               "probe_threshold": 0.02, "divider_estimates": "all"},
 }
 
 
@@ -130,15 +132,6 @@ def _probability_below_one(value: Any) -> float:
     if not is_number(value) or not 0 <= value < 1:
         raise ValueError(f"expected a probability in [0, 1), got {value!r}")
     return float(value)
-
-
-def _boolean(value: Any) -> bool:
-    """true or false (JSON booleans, or a flag's text)."""
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
-    return value
 
 
 def _seed(value: Any) -> int:
@@ -247,9 +240,11 @@ class SchedulerConfig:
         None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
               "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
         _optional(_probability_below_one), metavar="P", parse=number_text)
-    divider_estimates: bool = option(
-        False, "plan the jobs the kill safeguard watches with min(p̃, divider), since it ends them by then",
-        _boolean, metavar="BOOL")
+    divider_estimates: str = option(
+        "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
+                "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
+                "min(p̃, divider) too, so they backfill as short jobs)", _choice(lambda: DIVIDER_ESTIMATES),
+        metavar="NAME")
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
@@ -286,7 +281,7 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
-        if self.divider_estimates and self.safeguard != "kill":
+        if self.divider_estimates != "none" and self.safeguard != "kill":
             raise ConfigError("divider_estimates: only the kill safeguard bounds a job by the divider; "
                               "it needs safeguard 'kill'")
         if self.predictor != "requested" and self.estimates != "requested":

@@ -177,7 +177,8 @@ class DecisionCore:
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold)
-        self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order)
+        self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
+                                              self._bound if self.config.divider_estimates != "none" else None)
 
     def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
         if self.algorithm is None:
@@ -297,14 +298,18 @@ class DecisionCore:
             self._replan = True
 
     def _estimate(self, job: Job) -> float:
-        """The runtime the algorithm plans with: the knowledge's estimate, bounded by the divider for a job
-        the safeguard watches when ``divider_estimates`` is on (the safeguard kills it by then)."""
+        """The runtime the algorithm plans a job with: the knowledge's estimate, bounded by the divider for
+        a job the safeguard watches when ``divider_estimates`` is ``all``."""
         estimate = self.knowledge.estimate(job)
         if estimate is None:
             raise SimulationError(f"job {job.id!r}: no runtime estimate")
-        if self.config.divider_estimates and job.id in self.small:
+        if self.config.divider_estimates == "all" and job.id in self.small:
             return min(estimate, self.small[job.id])
         return estimate
+
+    def _bound(self, job: Job) -> float | None:
+        """A running job's runtime bound: the divider for a job the safeguard watches (it kills it then)."""
+        return self.small.get(job.id)
 
     # --- queries and accounting ----------------------------------------------------
 

@@ -36,7 +36,7 @@ EXAMPLES = {
     "correction": ("doubling", "doubling", "doubling"),
     "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
     "probe_threshold": ("0.05", 0.05, 0.05),
-    "divider_estimates": ("true", True, True),
+    "divider_estimates": ("running", "running", "running"),
 }
 #: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard).
 BASE = {"classifier": "rf", "safeguard": "kill"}
@@ -67,7 +67,7 @@ BAD = [
     ("model", "", "non-empty"),
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
-    ("divider_estimates", "maybe", "true or false"),
+    ("divider_estimates", "waiting", "unknown value"),
 ]
 
 

@@ -185,7 +185,7 @@ def test_uncertain_jobs_queue_between_small_and_large_ones_and_the_safeguard_wat
     assert rows["2"].final_state == "COMPLETED_KILLED" and rows["2"].metadata == "class=uncertain"
 
 
-@pytest.mark.parametrize("divider_estimates, start", [(True, 2), (False, 105)])
+@pytest.mark.parametrize("divider_estimates, start", [("all", 2), ("running", 105), ("none", 105)])
 def test_divider_estimates_let_a_watched_job_backfill_within_the_divider(divider_estimates, start):
     # job 0 (large) holds one of two machines until 100; small job 1 needs both and is reserved at 100;
     # small job 2 asks for 1000 s: planned with p̃ it cannot backfill, planned with the divider (10 s) it can
@@ -200,8 +200,21 @@ def test_divider_estimates_let_a_watched_job_backfill_within_the_divider(divider
     (dict(classifier="rf", probe_threshold=0.1), "safeguard"),
     (dict(classifier="oracle", safeguard="kill", probe_threshold=0.1), "classifier 'rf'"),
     (dict(classifier="rf", safeguard="kill", classifier_threshold=0.3, probe_threshold=0.3), "below"),
-    (dict(classifier="rf", divider_estimates=True), "safeguard"),
+    (dict(classifier="rf", divider_estimates="running"), "safeguard"),
 ])
 def test_probing_options_need_the_safeguard(options, says):
     with pytest.raises(ConfigError, match=says):
         SchedulerConfig(**options)
+
+
+@pytest.mark.parametrize("divider_estimates", ["none", "running", "all"])
+def test_a_running_watched_job_is_planned_to_end_within_the_divider(divider_estimates):
+    # small job 0 runs on one of two machines from 0, asking for 100 s (it ends at 8; the safeguard would kill
+    # it at 10); large job 1 needs both machines and holds the reservation: with the bound at 10, without it
+    # at 100, so large job 2 (one machine, asking for 20 s) can backfill at 2 only without the bound
+    config = SchedulerConfig(classifier="oracle", safeguard="kill", divider_estimates=divider_estimates)
+    jobs = [(0, 1, 100, 8), (1, 2, 100, 5), (2, 1, 20, 5)]
+    result, *_ = run(jobs, 2, {"w0!0"}, config)
+    starts = dict(zip(result.jobs.job_id, result.jobs.starting_time))
+    assert starts["1"] == 8
+    assert starts["2"] == (2 if divider_estimates == "none" else 13)

@@ -34,8 +34,9 @@ class EasyBackfilling(Algorithm):
     backfills = True
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
-                 backfill_order: Policy | None = None) -> None:
-        super().__init__(nb_machines, queue, estimate, backfill_order)
+                 backfill_order: Policy | None = None,
+                 bound: Callable[[Job], float | None] | None = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order, bound)
         self.priority: Job | None = None  # the job holding the reservation
 
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
