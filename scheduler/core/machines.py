@@ -61,6 +61,16 @@ def to_interval_string(mask: int) -> str:
     return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs(mask))
 
 
+def from_interval_string(text: str) -> int:
+    """The bit mask of a valid interval-set string such as ``"0-3 7"``, fast."""
+    mask = 0
+    for part in text.split(" "):
+        first, _, last = part.partition("-")
+        first = int(first)
+        mask |= ((1 << (int(last or first) - first + 1)) - 1) << first
+    return mask
+
+
 def from_procset(machines: ProcSet) -> int:
     """The bit mask of a ``ProcSet``."""
     mask = 0
