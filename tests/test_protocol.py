@@ -476,3 +476,12 @@ def test_random_event_lists_survive_a_round_trip(events):
         if isinstance(sent, JobSubmitted):
             assert got.job.subtime == sent.time
             assert got.job.extras == {**sent.job.extras, "workload_subtime": sent.job.subtime}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 2 ** 300))
+def test_interval_strings_round_trip_to_bit_masks(mask):
+    from scheduler.core.machines import from_interval_string, to_interval_string
+
+    text = to_interval_string(mask)
+    assert text == str(ProcSet.from_str(text)) and from_interval_string(text) == mask

@@ -87,50 +87,23 @@ class JobKilledData(Struct):
     job_progress: Union[dict[str, Any], UnsetType] = UNSET
 
 
-class SimulationBeginsEvent(_Event, tag="SIMULATION_BEGINS"):
-    data: SimulationBeginsData
+def _event(name: str, tag: str, data: Any) -> type[Struct]:
+    """The struct of the events of type ``tag`` with ``data`` of type ``data``."""
+    return msgspec.defstruct(name, [("data", data)], bases=(_Event,), tag=tag, module=__name__)
 
 
-class JobSubmittedEvent(_Event, tag="JOB_SUBMITTED"):
-    data: JobSubmittedData
-
-
-class JobCompletedEvent(_Event, tag="JOB_COMPLETED"):
-    data: JobCompletedData
-
-
-class JobKilledEvent(_Event, tag="JOB_KILLED"):
-    data: JobKilledData
-
-
-class RequestedCallEvent(_Event, tag="REQUESTED_CALL"):
-    data: Empty
-
-
-class SimulationEndsEvent(_Event, tag="SIMULATION_ENDS"):
-    data: Empty
-
-
+SimulationBeginsEvent = _event("SimulationBeginsEvent", "SIMULATION_BEGINS", SimulationBeginsData)
+JobSubmittedEvent = _event("JobSubmittedEvent", "JOB_SUBMITTED", JobSubmittedData)
+JobCompletedEvent = _event("JobCompletedEvent", "JOB_COMPLETED", JobCompletedData)
+JobKilledEvent = _event("JobKilledEvent", "JOB_KILLED", JobKilledData)
+RequestedCallEvent = _event("RequestedCallEvent", "REQUESTED_CALL", Empty)
+SimulationEndsEvent = _event("SimulationEndsEvent", "SIMULATION_ENDS", Empty)
 # Events the scheduler only logs (or reads one member of): their data stays a dict.
-class NotifyEvent(_Event, tag="NOTIFY"):
-    data: dict[str, Any]
-
-
-class QueryEvent(_Event, tag="QUERY"):
-    data: dict[str, Any]
-
-
-class AnswerEvent(_Event, tag="ANSWER"):
-    data: dict[str, Any]
-
-
-class ResourceStateChangedEvent(_Event, tag="RESOURCE_STATE_CHANGED"):
-    data: dict[str, Any]
-
-
-class FromJobMsgEvent(_Event, tag="FROM_JOB_MSG"):
-    data: dict[str, Any]
-
+NotifyEvent = _event("NotifyEvent", "NOTIFY", dict[str, Any])
+QueryEvent = _event("QueryEvent", "QUERY", dict[str, Any])
+AnswerEvent = _event("AnswerEvent", "ANSWER", dict[str, Any])
+ResourceStateChangedEvent = _event("ResourceStateChangedEvent", "RESOURCE_STATE_CHANGED", dict[str, Any])
+FromJobMsgEvent = _event("FromJobMsgEvent", "FROM_JOB_MSG", dict[str, Any])
 
 BatsimEvent = Union[SimulationBeginsEvent, JobSubmittedEvent, JobCompletedEvent, JobKilledEvent, RequestedCallEvent,
                     SimulationEndsEvent, NotifyEvent, QueryEvent, AnswerEvent, ResourceStateChangedEvent,
@@ -240,14 +213,14 @@ def intervals(value: Any, path: str) -> str:
     """``value`` if it is a non-empty interval set such as ``"0-3 7"`` (each ``a-b`` with a <= b)."""
     if not isinstance(value, str):
         raise Invalid(f"'{path}' must be a string, got {show(value)}")
-    if not _INTERVALS.fullmatch(value) or not all(_ordered(part) for part in value.split(" ") if "-" in part):
+    if not _INTERVALS.fullmatch(value) or ("-" in value and not all(map(_ordered, value.split(" ")))):
         raise Invalid(f"'{path}' must be an interval set such as '0-3 7', got {value!r}")
     return value
 
 
 def _ordered(interval: str) -> bool:
     first, _, last = interval.partition("-")
-    return int(first) <= int(last)
+    return not last or int(first) <= int(last)
 
 
 def finite(value: float, what: str) -> float:
