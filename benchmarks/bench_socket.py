@@ -6,8 +6,8 @@ with this checkout and once with a baseline revision (``--baseline``, default ``
 with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` pointing there), the runs
 interleaved. Both must give the same ``_jobs.csv`` (checked). Measured: the ``serve`` process's own
 CPU (user + system, ``os.wait4``) and peak RSS, best of ``--repeat``; reported per Batsim message,
-as a ratio to the baseline, and in calibration loops (``common.calibration_loop``, best of 6 in
-this run), which compare across machines.
+as a ratio to the baseline, and in calibration loops (``common.calibration_loop``, timed just
+before each run), which compare across machines.
 
 Workloads: the KTH-SP2 reference workload (``../shared/reference-schedules/KTH-SP2/``) and
 SDSC-SP2 (the archive trace in ``../shared/workloads/``, converted with ``convert`` into a
@@ -58,6 +58,7 @@ class ServeRun:
     wall: float  # the whole run, peer included
     messages: int
     jobs: object  # the peer's _jobs table, to compare the two revisions
+    loops: float = 0.0  # cpu in calibration loops timed just before the run
 
 
 def free_endpoint() -> str:
@@ -149,23 +150,27 @@ def main() -> None:
     parser.add_argument("--baseline", default="main", help="git revision to compare with (default main)")
     parser.add_argument("--workloads", default="kth,sdsc", help="kth, sdsc (default both)")
     args = parser.parse_args()
-    calibration = [calibration_loop() for _ in range(3)]
+    calibration = []
     with tempfile.TemporaryDirectory(prefix="bench_socket_") as scratch:
         scratch = Path(scratch)
         baseline = export_revision(args.baseline, Path(tempfile.mkdtemp(dir=scratch)))
         sources = {"this checkout": REPO, f"baseline ({args.baseline})": baseline}
-        rows, startup_rows = [], []
+        rows = []
         for name, workload, machines in workloads(args.workloads.split(","), scratch):
             runs = {label: [] for label in sources}
             for _ in range(args.repeat):  # interleaved: a slow spell of the machine hits both alike
                 for label, source in sources.items():
-                    runs[label].append(serve_run(source, workload, machines)[0])
+                    calibration.append(calibration_loop())  # the machine's speed now, for this run
+                    run = serve_run(source, workload, machines)[0]
+                    run.loops = run.cpu / calibration[-1]
+                    runs[label].append(run)
             first = [run[0] for run in runs.values()]
             assert first[0].jobs.equals(first[1].jobs), f"{name}: the two revisions' schedules differ"
-            best = {label: min(values, key=lambda run: run.cpu) for label, values in runs.items()}
-            rows += [(name, label, best[label], best[f"baseline ({args.baseline})"]) for label in sources]
-        calibration += [calibration_loop() for _ in range(3)]
-        loop = min(calibration)
+            for label, values in runs.items():
+                best = min(values, key=lambda run: run.cpu)
+                best.loops = min(run.loops for run in values)
+                runs[label] = best
+            rows += [(name, label, runs[label], runs[f"baseline ({args.baseline})"]) for label in sources]
         small = generate(200, weeks=1, nb_res=64, seed=1)
         imports = {label: [] for label in sources}
         for _ in range(args.repeat):
@@ -175,11 +180,12 @@ def main() -> None:
         floor = echo_cpu(rows[0][2].messages) / rows[0][2].messages
 
     print(f"# serve driven by batsim-peer ({machine_line()}; best of {args.repeat}, interleaved)\n")
-    print(f"Calibration loop: {loop:.3f} s (best of 6). Bare REQ/REP echo (the transport's floor): "
-          f"{floor * 1e6:.0f} us of CPU per message.\n")
+    print(f"Calibration loop: {min(calibration):.3f} s to {max(calibration):.3f} s, timed before each run; a run's "
+          f"calibration loops are its CPU over the loop timed just before it (best of {args.repeat}). "
+          f"Bare REQ/REP echo (the transport's floor): {floor * 1e6:.0f} us of CPU per message.\n")
     table = []
     for name, label, run, base in rows:
-        loops = run.cpu / loop
+        loops = run.loops
         target = ""
         if label == "this checkout":
             checks = [run.cpu <= TARGET_RATIO * base.cpu, run.rss_mb < BATSCHED_MB.get(name, float("inf"))]

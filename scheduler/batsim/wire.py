@@ -23,9 +23,6 @@ from msgspec import UNSET, Struct, UnsetType
 
 from scheduler.errors import ProtocolError
 
-__all__ = ["UNSET", "Invalid", "Message", "AnyEvent", "BatsimEvent", "decoder", "decode", "encode", "kind_of"]
-
-
 class Invalid(ValueError):
     """A field breaks the protocol: the message is the field's part (``'data.alloc' must be...``)."""
 
