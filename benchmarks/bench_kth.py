@@ -148,7 +148,7 @@ def in_process_split(inputs: dict[str, Path], platform_xml: Path, runs: int) -> 
                 sim, (result, core) = repeat(lambda: simulate(workload, config, nb_machines), runs)
                 decisions = result.scheduling_time
                 metrics, _ = repeat(lambda: summarize(result.jobs, nb_machines=nb_machines, tau=60.0), runs)
-                summary = run_summary(result, core, workload, config, tau=60.0, wall_time=0.0)
+                summary = run_summary(result, core.outcome(), workload, config, tau=60.0, wall_time=0.0)
                 prefix = Path(scratch) / f"{kind}_{policy}"
                 write, _ = repeat(lambda: write_results(prefix, result, summary), runs)
                 total = load.best + sim.best + metrics.best + write.best

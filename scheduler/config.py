@@ -1,21 +1,30 @@
-"""The scheduler's configuration: one object, from CLI flags, a JSON file or Batsim's sched-config."""
+"""The scheduler's configuration: one object, from CLI flags, JSON files or Batsim's sched-config.
+
+Each option is declared once, as a field of :class:`SchedulerConfig` that carries an :class:`Option`:
+its help, its command-line flags and the check that turns a given value into the canonical one (or
+says what is wrong with it). ``scheduler.cli.options`` makes the flags from the fields; every source
+of options (flags, ``--config`` files, ``--variant_options``, Batsim's ``sched-config``, sweep configs)
+is checked by the same checks (:meth:`SchedulerConfig.check_options` names the source); a test holds
+the README's option table to the fields.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+import math
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable, Mapping
 
-from scheduler.core.policies import get_policy
+from scheduler.core.algorithms import algorithm_name, get_algorithm
+from scheduler.core.policies import policy_name, policy_names
 from scheduler.errors import ConfigError
-from scheduler.knowledge import ESTIMATES
+from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES
+from scheduler.knowledge.corrections import CORRECTIONS
+from scheduler.knowledge.estimates import ESTIMATES
+from scheduler.values import is_number
 
-
-CLASSIFIERS = ("none", "rf", "oracle")
 SAFEGUARDS = ("none", "kill")
-FEATURE_MODES = ("live", "paper")
-DIVIDERS = ("median", "last-week-median")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates.
 VARIANTS: dict[str, dict[str, str]] = {
@@ -27,107 +36,235 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def _choice(name: str, value: str, known: tuple[str, ...]) -> None:
-    if value not in known:
-        raise ConfigError(f"{name}: unknown value {value!r}; known: {', '.join(known)}")
+# --- how an option is declared -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """What a :class:`SchedulerConfig` field is as an option.
+
+    ``check`` turns a given value (from JSON, or from a flag's text through ``parse``) into the
+    canonical one, or raises ``ValueError``/``ConfigError`` saying what is wrong. ``flags`` are the
+    command-line flags, the main one first (default: ``--<name-with-dashes>``); ``choices`` lists
+    the accepted names for the help.
+    """
+
+    help: str
+    check: Callable[[Any], Any]
+    flags: tuple[str, ...] = ()
+    metavar: str | None = None
+    parse: Callable[[str], Any] = str
+    choices: Callable[[], Iterable[str]] | None = None
+
+
+def option(default: Any, help: str, check: Callable[[Any], Any], **details: Any) -> Any:
+    """A :class:`SchedulerConfig` field declared as an option (see :class:`Option`)."""
+    return field(default=default, metadata={"option": Option(help, check, **details)})
+
+
+def options_of(cls: type) -> dict[str, Option]:
+    """Every option of a config class, by field name, in declaration order."""
+    return {f.name: f.metadata["option"] for f in fields(cls)}
+
+
+def flags_of(name: str, spec: Option) -> tuple[str, ...]:
+    """The command-line flags of option ``name``, the main one first."""
+    return spec.flags or ("--" + name.replace("_", "-"),)
+
+
+def main_flag(name: str, spec: Option) -> str:
+    return flags_of(name, spec)[0]
+
+
+# --- checks of values (and of flags' texts) -------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _choice(names: Callable[[], Iterable[str]]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        known = tuple(names())
+        if not isinstance(value, str) or value.lower() not in known:
+            raise ValueError(f"unknown value {value!r}; known: {', '.join(known)}")
+        return value.lower()
+    return check
+
+
+def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else check(value)
+
+
+def positive_seconds(value: Any) -> float:
+    """A positive, finite number of seconds."""
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"expected a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def positive_integer(value: Any) -> int:
+    """A positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"expected a positive integer, got {value!r}")
+    return value
+
+
+def _divider(value: Any) -> str | float:
+    if isinstance(value, str) and value in DIVIDERS:
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"expected {' or '.join(DIVIDERS)} or seconds, got {value!r}") from None
+    return positive_seconds(value)
+
+
+def _probability_below_one(value: Any) -> float:
+    if not is_number(value) or not 0 <= value < 1:
+        raise ValueError(f"expected a probability in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _seed(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 32:
+        raise ValueError(f"expected an integer in [0, 2**32), got {value!r}")
+    return value
+
+
+def _timezone(value: Any) -> str | float:
+    from scheduler.knowledge.features import resolve_timezone
+
+    resolve_timezone(value)  # raises ConfigError for an unknown name or a bad offset
+    return float(value) if is_number(value) else value
+
+
+def _predictor(value: Any) -> str:
+    from scheduler.knowledge.predictors import check_predictor_name
+
+    try:
+        name = check_predictor_name(_text(value))
+    except ConfigError as exc:
+        raise ValueError(str(exc).removeprefix("predictor: ")) from None
+    base, _, constant = name.partition(":")
+    if constant and not 0 < float(constant) < math.inf:
+        raise ValueError(f"{base}:C needs a positive number of seconds C, got {value!r}")
+    return name
+
+
+def _json_object(value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {value!r}")
+    return value
+
+
+def number_text(text: str) -> float:
+    """A flag's text as a number."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+
+
+def integer_text(text: str) -> int:
+    """A flag's text as an integer."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer, got {text!r}") from None
+
+
+def json_text(text: str) -> Any:
+    """A flag's text as JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON ({exc})") from None
+
+
+def _predictor_names() -> list[str]:
+    from scheduler.knowledge.predictors import PREDICTORS
+
+    return [*PREDICTORS, "constant:C"]
+
+
+# --- the configuration ---------------------------------------------------------------------
 
 
 @dataclass
 class SchedulerConfig:
-    """Every option that changes scheduling decisions.
+    """Every option that changes scheduling decisions (each field's :class:`Option` says what it means).
 
-    - ``policy``: queue order (fcfs, spf, saf, sqf, lpf, wfp; batsched's names accepted).
-    - ``backfill_order``: the order in which EASY tries to backfill; None = the queue order.
-    - ``estimates``: runtime knowledge for ordering and reservations (requested, clairvoyant).
-    - ``starvation_threshold``: seconds after which a waiting job jumps to the head of the
-      queue; None (the default) disables it, as in the paper and in batsched.
-    - ``classifier``: labels each submitted job small or large: ``none`` (every job is
-      large), ``rf`` (the paper's online Random Forest) or ``oracle`` (the true class).
-      Small jobs go to Q_small, ahead of Q.
-    - ``safeguard``: ``kill`` kills a small-classified job that outlives the divider and
-      resubmits it as large (``<id>#1``); ``none`` lets it run.
-    - ``divider``: the small/large boundary: ``median`` (of the training data),
-      ``last-week-median``, or a number of seconds.
-    - ``classifier_threshold``: a job is small when the forest's probability of "small"
-      exceeds it (default 0.5, scikit-learn's ``predict``); higher values trade recall for
-      fewer false-small jobs, hence fewer safeguard kills.
-    - ``features``: ``live`` (history features from every job completed before the
-      submission) or ``paper`` (only from previous weeks).
-    - ``model``: a saved classifier to start from (``serve --model FILE``).
-    - ``timezone``: the trace's time zone (IANA name) for the classifier's temporal
-      features; ``simulate`` takes it from the SWF header when there is one.
-    - ``seed``: seeds every random choice, so runs are reproducible.
-    - ``predictor``: runtime predictor (``scheduler.knowledge.predictors``): ``requested`` (the
-      default: the ``estimates`` option decides, today's behaviour), ``clairvoyant``,
-      ``constant`` (``constant:C``), ``ave2``, ``ruh``, ``sbh``, ``sbh-noest``, ``eloss``.
-    - ``correction``: what a running job that outlives its prediction is predicted next
-      (``scheduler.knowledge.corrections``): ``requested`` (p̃), ``incremental``, ``doubling``.
-    - ``predictor_options``: keyword options of the predictor (e.g. ``{"search": "bfs"}`` for sbh).
-
-    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="incremental", backfill_order="spf"``
+    EASY++ (Tsafrir et al.) is ``predictor="ave2", correction="requested", backfill_order="spf"``
     (:meth:`easy_plus_plus`).
     """
 
-    policy: str = "fcfs"
-    backfill_order: str | None = None
-    estimates: str = "requested"
-    starvation_threshold: float | None = None
-    classifier: str = "none"
-    safeguard: str = "none"
-    divider: str | float = "median"
-    classifier_threshold: float = 0.5
-    features: str = "live"
-    model: str | None = None
-    timezone: str | float | None = None
-    seed: int = 0
-    predictor: str = "requested"
-    correction: str = "requested"
-    predictor_options: dict | None = None
+    algorithm: str = option(
+        "easy", "scheduling algorithm: easy (EASY backfilling) or fcfs (strict queue order, no backfilling); "
+                "batsched's easy_bf is accepted", lambda value: algorithm_name(_text(value)), flags=("--algorithm", "-v"),
+        metavar="NAME")
+    policy: str = option(
+        "fcfs", "queue order", lambda value: policy_name(_text(value)), flags=("--policy", "-o", "--queue_order"),
+        metavar="NAME", choices=policy_names)
+    backfill_order: str | None = option(
+        None, "the order in which EASY tries backfill candidates, a --policy name (default: the queue order)",
+        _optional(lambda value: policy_name(_text(value))), metavar="NAME")
+    estimates: str = option(
+        "requested", "runtime knowledge: requested (p̃ = walltime) or clairvoyant (actual runtime)",
+        _choice(lambda: ESTIMATES), metavar="NAME")
+    starvation_threshold: float | None = option(
+        None, "seconds of waiting after which a job moves to the head of the queue, oldest first (default: off)",
+        _optional(positive_seconds), metavar="S", parse=number_text)
+    classifier: str = option(
+        "none", "job size classifier: none (every job is large), rf (the paper's online Random Forest) or oracle "
+                "(true classes); small jobs go to Q_small, ahead of Q",
+        _choice(lambda: CLASSIFIER_METHODS), metavar="NAME")
+    safeguard: str = option(
+        "none", "kill: kill a small-classified job that outlives the divider and resubmit it as large",
+        _choice(lambda: SAFEGUARDS), metavar="NAME")
+    divider: str | float = option(
+        "median", "small/large boundary: median (of the training runtimes), last-week-median, or seconds",
+        _divider, metavar="D")
+    classifier_threshold: float = option(
+        0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "
+             "jobs and kills", _probability_below_one, metavar="P", parse=number_text)
+    features: str = option(
+        "live", "classifier history features: live (every job completed before the submission) or paper "
+                "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
+    model: str | None = option(
+        None, "start from a classifier saved with simulate --save-model FILE", _optional(_text), metavar="FILE")
+    timezone: str | float | None = option(
+        None, "the trace's time zone (IANA name) for temporal features (simulate takes it from the SWF header)",
+        _optional(_timezone), metavar="TZ")
+    seed: int = option(0, "seeds every random choice, so that runs are reproducible", _seed, metavar="N",
+                       parse=integer_text)
+    predictor: str = option(
+        "requested", "runtime predictor for ordering and backfilling (requested: --estimates decides)", _predictor,
+        metavar="NAME", choices=_predictor_names)
+    correction: str = option(
+        "requested", "what a job that outlives its prediction is predicted next: requested (p̃), incremental "
+                     "(Tsafrir), doubling", _choice(lambda: CORRECTIONS), metavar="NAME")
+    predictor_options: dict | None = option(
+        None, 'the predictor\'s options as a JSON object, e.g. \'{"search": "bfs", "depth": 1}\' for sbh',
+        _optional(_json_object), metavar="JSON", parse=json_text)
 
     def __post_init__(self) -> None:
         self.validate()
 
     def validate(self) -> None:
-        self.policy = get_policy(self.policy).name
-        if self.backfill_order is not None:
-            self.backfill_order = get_policy(self.backfill_order).name
-        if self.estimates not in ESTIMATES:
-            raise ConfigError(f"estimates: unknown value {self.estimates!r}; known: {', '.join(ESTIMATES)}")
-        if self.starvation_threshold is not None:
-            if not isinstance(self.starvation_threshold, (int, float)) or self.starvation_threshold <= 0:
-                raise ConfigError(
-                    f"starvation_threshold: expected a positive number of seconds, got {self.starvation_threshold!r}"
-                )
-            self.starvation_threshold = float(self.starvation_threshold)
-        _choice("classifier", self.classifier, CLASSIFIERS)
-        _choice("safeguard", self.safeguard, SAFEGUARDS)
-        _choice("features", self.features, FEATURE_MODES)
-        if isinstance(self.divider, str) and self.divider not in DIVIDERS:
-            try:
-                self.divider = float(self.divider)
-            except ValueError:
-                raise ConfigError(f"divider: expected {' or '.join(DIVIDERS)} or seconds, got {self.divider!r}") from None
-        if not isinstance(self.divider, str) and not (isinstance(self.divider, (int, float)) and self.divider > 0):
-            raise ConfigError(f"divider: expected a positive number of seconds, got {self.divider!r}")
-        if isinstance(self.classifier_threshold, bool) or not isinstance(self.classifier_threshold, (int, float)) \
-                or not 0 <= self.classifier_threshold < 1:
-            raise ConfigError(f"classifier_threshold: expected a probability in [0, 1), got {self.classifier_threshold!r}")
-        self.classifier_threshold = float(self.classifier_threshold)
+        """Check every option (making its value canonical), then the options together."""
+        for name, spec in options_of(type(self)).items():
+            setattr(self, name, _checked(spec, getattr(self, name), name))
         if self.safeguard == "kill" and self.classifier == "none":
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
-        if not isinstance(self.seed, int):
-            raise ConfigError(f"seed: expected an integer, got {self.seed!r}")
-        from scheduler.knowledge.corrections import CORRECTIONS
-        from scheduler.knowledge.predictors import check_predictor_name
-
-        self.predictor = check_predictor_name(str(self.predictor))
-        self.correction = str(self.correction).lower()
-        _choice("correction", self.correction, tuple(CORRECTIONS))
-        if self.predictor_options is not None and not isinstance(self.predictor_options, dict):
-            raise ConfigError(f"predictor_options: expected a JSON object, got {self.predictor_options!r}")
         if self.predictor != "requested" and self.estimates != "requested":
             raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
                               "(or use predictor 'clairvoyant')")
+        if self.backfill_order is not None and not get_algorithm(self.algorithm).backfills:
+            raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} does not backfill")
 
     @property
     def uses_predictor(self) -> bool:
@@ -136,8 +273,9 @@ class SchedulerConfig:
 
     @classmethod
     def easy_plus_plus(cls, **options: Any) -> "SchedulerConfig":
-        """EASY++ (Tsafrir et al. 2007): ave2 predictions, incremental corrections, SJBF backfilling."""
-        return cls.from_dict({"predictor": "ave2", "correction": "incremental", "backfill_order": "spf", **options},
+        """EASY++ (Tsafrir et al. 2007): ave2 predictions, an expired prediction corrected to p̃, SJBF
+        backfilling."""
+        return cls.from_dict({"predictor": "ave2", "correction": "requested", "backfill_order": "spf", **options},
                              "EASY++")
 
     @classmethod
@@ -152,18 +290,37 @@ class SchedulerConfig:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    # --- readers ---------------------------------------------------------------------------
+
     @classmethod
-    def from_dict(cls, options: dict[str, Any], source: str = "options") -> "SchedulerConfig":
-        """Build a config from a mapping; unknown keys are errors that name the source."""
-        if not isinstance(options, dict):
+    def known_options(cls, options: Mapping[str, Any], source: str) -> dict[str, Any]:
+        """``options`` by field name (given with ``-`` or ``_``); an unknown one is an error naming ``source``."""
+        if not isinstance(options, Mapping):
             raise ConfigError(f"{source}: expected a JSON object, got {type(options).__name__}")
-        known = {f.name for f in fields(cls)}
-        normalized = {key.replace("-", "_"): value for key, value in options.items()}
-        unknown = sorted(set(normalized) - known)
+        known = options_of(cls)
+        normalized = {str(key).replace("-", "_"): value for key, value in options.items()}
+        unknown = sorted(set(normalized) - set(known))
         if unknown:
             raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return normalized
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any], source: str,
+                      labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The canonical values of ``options``, each checked alone (before they are merged with other
+        sources); errors name the ``source`` and the option (by its ``labels`` entry, else its name)."""
+        specs, labels, options = options_of(cls), labels or {}, cls.known_options(options, source)
         try:
-            return cls(**normalized)
+            return {name: _checked(specs[name], value, labels.get(name, name)) for name, value in options.items()}
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any], source: str = "options") -> "SchedulerConfig":
+        """Build a config from a mapping; errors (unknown keys too) name the source."""
+        options = cls.known_options(options, source)
+        try:
+            return cls(**options)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
 
@@ -180,14 +337,22 @@ class SchedulerConfig:
 
     @staticmethod
     def read_options(path: str | Path) -> dict[str, Any]:
-        """The options of a JSON config file."""
+        """The options of a JSON config file, checked."""
         path = Path(path)
         try:
             text = path.read_text()
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
-        return SchedulerConfig.parse_options(text, str(path))
+        return SchedulerConfig.check_options(SchedulerConfig.parse_options(text, str(path)), str(path))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "SchedulerConfig":
         return cls.from_dict(cls.read_options(path), str(path))
+
+
+def _checked(spec: Option, value: Any, label: str) -> Any:
+    """``spec.check(value)``, its complaint as a ConfigError naming the option by ``label``."""
+    try:
+        return spec.check(value)
+    except (ValueError, ConfigError) as exc:
+        raise ConfigError(f"{label}: {exc}") from None

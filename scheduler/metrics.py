@@ -37,6 +37,7 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
     after its submission (W <= t <= F), has specific flow t and priority weight t^a, so
     P^aSF = integral(t^a t dA) / integral(t^a dA). ``p2sf`` is a = 2. P^0SF is the area-weighted
     mean of (W + F) / 2.
+- ``useful_core_seconds``: processor-seconds of the final attempts of the completed jobs;
 - ``nb_kills`` and ``wasted_core_seconds``; the same keys with a ``_<class>`` suffix per class when
   the jobs carry one (a ``class`` column, or ``class=...`` in the metadata; a job's class is the
   first one its attempts carry).
@@ -49,8 +50,8 @@ import math
 import numpy as np
 import pandas as pd
 
-SUCCESS = "COMPLETED_SUCCESSFULLY"
-REJECTED = "REJECTED"
+from scheduler.core.events import REJECTED, SUCCESS
+from scheduler.sim.output import text_values
 
 FOLDED_COLUMNS = [
     "job_id", "workload_name", "submission_time", "start", "finish", "runtime", "wait", "response", "res",
@@ -101,14 +102,14 @@ def fold_attempts(jobs: pd.DataFrame) -> pd.DataFrame:
     n = len(jobs)
     if n == 0:
         return pd.DataFrame({c: pd.Series(dtype=object if c in _TEXT else np.float64) for c in FOLDED_COLUMNS})
-    metadata = _text(jobs["metadata"]) if "metadata" in jobs.columns else [""] * n
-    workloads = _text(jobs["workload_name"]) if "workload_name" in jobs.columns else [""] * n
-    ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(_text(jobs["job_id"]), workloads)]
+    metadata = text_values(jobs["metadata"]) if "metadata" in jobs.columns else [""] * n
+    workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs.columns else [""] * n
+    ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(text_values(jobs["job_id"]), workloads)]
     roots = _roots(ids, metadata)
     root_workload = np.array([r.partition("!")[0] for r in roots], dtype=object)
     root_name = np.array([r.partition("!")[2] for r in roots], dtype=object)
     attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64)
-    state = np.array(_text(jobs["final_state"]), dtype=object)
+    state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
     submission = jobs["submission_time"].to_numpy(dtype=np.float64)
     start = np.where(rejected, np.nan, jobs["starting_time"].to_numpy(dtype=np.float64))
@@ -150,7 +151,7 @@ def fold_attempts(jobs: pd.DataFrame) -> pd.DataFrame:
 
 def cumulative_bsld(jobs: pd.DataFrame, tau: float = 60.0) -> pd.Series:
     """Running sum of bsld over completed original jobs in submission order, indexed by submission time."""
-    done = _completed(_folded(jobs))
+    done = completed_jobs(_folded(jobs))
     values = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
     return pd.Series(np.cumsum(values), index=pd.Index(done["submission_time"].to_numpy(), name="submission_time"),
                      name="cumulative_bsld")
@@ -163,7 +164,7 @@ def summarize(jobs: pd.DataFrame, nb_machines: int | None = None, tau: float = 6
     ``utilisation`` is NaN when ``nb_machines`` is not given.
     """
     folded = _folded(jobs)
-    done = _completed(folded)
+    done = completed_jobs(folded)
     summary: dict[str, float | int] = {
         "tau": float(tau),
         "nb_jobs": len(folded),
@@ -177,7 +178,8 @@ def summarize(jobs: pd.DataFrame, nb_machines: int | None = None, tau: float = 6
     summary["wasted_core_seconds"] = float(folded["wasted_core_seconds"].sum())
     finish = done["finish"].max() if len(done) else math.nan
     makespan = float(finish - folded["submission_time"].min()) if len(done) else 0.0
-    used = float((done["runtime"] * done["res"]).sum()) + summary["wasted_core_seconds"]
+    summary["useful_core_seconds"] = float((done["runtime"] * done["res"]).sum())
+    used = summary["useful_core_seconds"] + summary["wasted_core_seconds"]
     summary["makespan"] = makespan
     summary["utilisation"] = used / (nb_machines * makespan) if nb_machines and makespan > 0 else math.nan
     summary["awf"] = awf(done["wait"], done["runtime"], done["res"])
@@ -185,7 +187,7 @@ def summarize(jobs: pd.DataFrame, nb_machines: int | None = None, tau: float = 6
     if "class" in folded.columns:
         for name in sorted(c for c in folded["class"].unique() if c):
             members = folded[folded["class"] == name]
-            part = _aggregates(_completed(members), tau)
+            part = _aggregates(completed_jobs(members), tau)
             part["nb_jobs"] = len(members)
             part["nb_kills"] = int((members["attempts"] - 1).sum())
             part["wasted_core_seconds"] = float(members["wasted_core_seconds"].sum())
@@ -210,15 +212,9 @@ def _folded(jobs: pd.DataFrame) -> pd.DataFrame:
     return jobs if {"attempts", "runtime", "wait"} <= set(jobs.columns) else fold_attempts(jobs)
 
 
-def _completed(folded: pd.DataFrame) -> pd.DataFrame:
+def completed_jobs(folded: pd.DataFrame) -> pd.DataFrame:
+    """The folded jobs that ran (their final attempt is not REJECTED)."""
     return folded[(folded["final_state"] != REJECTED).to_numpy()]
-
-
-def _text(series: pd.Series) -> list[str]:
-    """A column as a list of strings, ``""`` for missing values (integral floats without ``.0``)."""
-    if pd.api.types.is_float_dtype(series.dtype):
-        return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in series.tolist()]
-    return ["" if v is None or v is pd.NA or v != v else str(v) for v in series.tolist()]
 
 
 def _roots(ids: list[str], metadata: list[str]) -> list[str]:
@@ -273,5 +269,5 @@ def _classes(jobs: pd.DataFrame, metadata: list[str]) -> list[str] | None:
     """Each attempt's class: the ``class`` column, else ``class=...`` in the metadata; None if neither."""
     from_metadata = [_metadata_field(m, "class") for m in metadata]
     if "class" in jobs.columns:
-        return [c.strip() or m for c, m in zip(_text(jobs["class"]), from_metadata)]
+        return [c.strip() or m for c, m in zip(text_values(jobs["class"]), from_metadata)]
     return from_metadata if any(from_metadata) else None

@@ -349,8 +349,9 @@ def test_the_probability_threshold_is_a_scheduling_option():
     small = {}
     for threshold in (0.3, 0.5, 0.8):
         _, core = simulate(workload, SchedulerConfig(classifier="rf", classifier_threshold=threshold))
-        assert core.classifier.threshold == threshold
-        small[threshold] = len(core.small)
+        outcome = core.outcome()
+        assert outcome.model.threshold == threshold
+        small[threshold] = outcome.classifier["nb_small"]
     assert small[0.3] > small[0.5] > small[0.8] > 0
     for bad in (1.0, -0.1, "0.5", True):
         with pytest.raises(ConfigError, match="classifier_threshold"):

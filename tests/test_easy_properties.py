@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler.config import SchedulerConfig
-from scheduler.core.scheduler import DecisionCore
+from scheduler.decision import DecisionCore
 from scheduler.sim.engine import BatsimEngine
 
 from tests.helpers import make_workload
@@ -34,7 +34,7 @@ class ReservationLog:
 
     def __call__(self, now, events):
         decisions = self.core.decide(now, events)
-        easy = self.core.easy
+        easy = self.core.algorithm
         if easy is not None and easy.profile.reservation is not None:
             resv = easy.profile.reservation
             self.reservations.setdefault(resv.job_id, []).append(resv.start)

@@ -12,9 +12,8 @@ from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
 from scheduler.batsim.server import DecisionServer
 from scheduler.cli import main
 from scheduler.config import SchedulerConfig
-from scheduler.core.scheduler import DecisionCore
+from scheduler.decision import DecisionCore
 from scheduler.errors import ProtocolError
-from scheduler.knowledge.accuracy import job_accuracy
 from scheduler.sim.engine import BatsimEngine
 from scheduler.sim.peer import run_peer, workload_profiles
 from scheduler.sim.simulate import simulate
@@ -131,7 +130,7 @@ def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse):
     thread.join(timeout=60)
     assert "error" not in served, served.get("error")
     local, core = simulate(workload, SchedulerConfig(**options))
-    assert core.safeguard.kills > 0  # the scenario exercises kills and resubmissions
+    assert core.outcome().classifier["kills"] > 0  # the scenario exercises kills and resubmissions
     columns = ["job_id", "starting_time", "finish_time", "final_state", "allocated_resources", "metadata"]
     assert remote.jobs[columns].equals(local.jobs[columns])
     resubmitted = remote.jobs[remote.jobs.job_id.str.contains("#")]
@@ -168,4 +167,4 @@ def test_serve_exports_what_it_learnt(tmp_path):
         assert (tmp_path / "out" / f"run_{name}.csv").stat().st_size > 0
     _, core = simulate(workload, SchedulerConfig(classifier="rf", predictor="ave2", correction="incremental"))
     served = pd.read_csv(tmp_path / "out" / "run_predictions.csv", dtype={"job_id": str})
-    pd.testing.assert_frame_equal(served, job_accuracy(core.predictions), check_dtype=False)
+    pd.testing.assert_frame_equal(served, core.outcome().reports["predictions"], check_dtype=False)

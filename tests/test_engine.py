@@ -173,9 +173,11 @@ def test_easy_rejects_jobs_too_large_and_accounts_for_every_job():
     result, core = simulate(workload, SchedulerConfig())
     states = dict(zip(result.jobs.job_id, result.jobs.final_state))
     assert states == {"0": "REJECTED", "1": "COMPLETED_SUCCESSFULLY", "2": "REJECTED"}
-    assert "platform has 4" in core.reject_reasons["w0!0"]
-    assert "walltime" in core.reject_reasons["w0!2"]
-    assert core.accounting() == {"completed": 1, "rejected": 2}
+    accounting = core.outcome().accounting
+    assert "platform has 4" in accounting["reject_reasons"]["w0!0"]
+    assert "walltime" in accounting["reject_reasons"]["w0!2"]
+    assert {k: accounting[k] for k in ("submitted", "completed", "killed", "rejected")} == {
+        "submitted": 3, "completed": 1, "killed": 0, "rejected": 2}
 
 
 def test_a_busy_scheduler_gets_what_happened_meanwhile_in_one_message():

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from scheduler.compose import load_policy
 from scheduler.config import SchedulerConfig
 from scheduler.core.job import Job
 from scheduler.core.policies import get_policy
@@ -43,23 +44,27 @@ def test_f2_and_lin():
         3.24e-2 + 1.15e-7 * 100 + 2.61e-5 * 10 - 1.57e-7 * 1000)
 
 
-def test_score_file(tmp_path):
-    path = tmp_path / "theta.json"
-    path.write_text(json.dumps({"theta": {"1": 1.0, "p": 2.0, "q*p": 0.5, "p^2": 0.01}}))
-    policy = get_policy(f"score:{path}")
-    assert not policy.dynamic
+def test_score_policy_from_theta():
+    policy = get_policy("score:theta.json", {"theta": {"1": 1.0, "p": 2.0, "q*p": 0.5, "p^2": 0.01}})
+    assert policy.name == "score:theta.json" and not policy.dynamic
     assert policy.key(job(1, res=4), 10, 0)[0] == pytest.approx(1 + 20 + 20 + 1)
+    policy = get_policy("score:wait.json", {"w": -1.0, "p": 1e-3})
+    assert policy.dynamic and policy.key(job(1), 1000, 50)[0] == pytest.approx(-50 + 1)
+    for bad in ({"x": 1}, {"p": "1"}, [1.0], {}, None):
+        with pytest.raises(ConfigError, match="score:bad.json"):
+            get_policy("score:bad.json", bad)
+
+
+def test_score_file_is_read_by_the_composition_root_only(tmp_path):
     dyn = tmp_path / "wait.json"
     dyn.write_text(json.dumps({"w": -1.0, "p": 1e-3}))
-    policy = get_policy(f"score:{dyn}")
-    assert policy.dynamic and policy.key(job(1), 1000, 50)[0] == pytest.approx(-50 + 1)
-    assert SchedulerConfig(policy=f"score:{dyn}").policy == f"score:{dyn}"
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"x": 1}))
-    with pytest.raises(ConfigError):
-        get_policy(f"score:{bad}")
-    with pytest.raises(ConfigError):
-        get_policy(f"score:{tmp_path / 'missing.json'}")
+    assert load_policy(f"score:{dyn}").key(job(1), 1000, 50)[0] == pytest.approx(-50 + 1)
+    missing = tmp_path / "missing.json"
+    assert SchedulerConfig(policy=f"score:{missing}").policy == f"score:{missing}"  # the config reads nothing
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_policy(f"score:{missing}")
+    with pytest.raises(ConfigError, match="cannot read"):
+        simulate(generate(10, weeks=0.1, nb_res=4, seed=1), SchedulerConfig(policy=f"score:{missing}"))
 
 
 @pytest.mark.parametrize("policy", ["unicef", "f2", "lin"])

@@ -42,17 +42,34 @@ def test_requested_clairvoyant_constant():
     assert p.estimate(j) == 500
 
 
-def test_ave2_needs_two_runtimes_and_is_capped():
+def test_ave2_after_tsafrir():
+    """Tsafrir et al.: the mean runtime of the user's last two jobs, the only one's runtime with one,
+    p̃ with none; capped at p̃."""
     p = get_predictor("ave2")
     assert p.predict(job(1, walltime=700), 0) == 700
     feed(p, [100])
-    assert p.predict(job(2, walltime=700), 0) == 700
+    assert p.predict(job(2, walltime=700), 0) == 100  # a partial window
     feed(p, [300, 500])
     assert p.predict(job(3, walltime=700), 0) == 400  # the last two: 300 and 500
     assert p.predict(job(4, user=2, walltime=700), 0) == 700  # another user
     preds = Predictions(p, get_correction("requested"))
     preds.submit(job(5, walltime=200), 0)
     assert preds.current["w0!5"] == 200
+
+
+@pytest.mark.parametrize("name, expected", [("ave2", (30 + 40) / 2), ("ruh", 30)])
+def test_the_last_jobs_are_the_last_submitted(name, expected):
+    """A job that terminates after later-submitted jobs of its user does not displace them."""
+    p = get_predictor(name)
+    a, b, c, d = (job(i) for i in range(4))
+    for j in (a, b, c, d):
+        p.predict(j, 0.0)
+    p.on_end(b, 20, 10.0)
+    p.on_end(d, 40, 20.0)
+    p.on_end(c, 30, 25.0)
+    p.on_end(a, 1000, 30.0)  # submitted first: older than b, c and d
+    # c and d (b, c and d for ruh); by termination: (30 + 1000) / 2, median(40, 30, 1000)
+    assert p.predict(job(9), 40.0) == expected
 
 
 def test_ruh_median_of_last_three():
@@ -203,7 +220,7 @@ def test_accuracy_hand_computed():
 
 def test_config_options():
     config = SchedulerConfig.easy_plus_plus()
-    assert (config.predictor, config.correction, config.backfill_order) == ("ave2", "incremental", "spf")
+    assert (config.predictor, config.correction, config.backfill_order) == ("ave2", "requested", "spf")
     assert SchedulerConfig().predictor == "requested" and not SchedulerConfig().uses_predictor
     with pytest.raises(ConfigError):
         SchedulerConfig(predictor="psychic")
@@ -233,8 +250,9 @@ def small_workload():
     return generate(300, weeks=0.5, nb_res=32, seed=5)
 
 
-def test_easy_plus_plus_end_to_end(small_workload):
-    result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus())
+@pytest.mark.parametrize("correction", ["requested", "incremental"])
+def test_easy_plus_plus_end_to_end(small_workload, correction):
+    result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus(correction=correction))
     preds = core.predictions
     assert len(result.jobs) == 300 and (result.jobs.final_state != "REJECTED").all()
     _check_schedule(result.jobs, 32)
@@ -250,7 +268,12 @@ def test_easy_plus_plus_end_to_end(small_workload):
         original = preds.history[job_id][0][1]
         walltime = rows.requested_time[jid]
         assert new > time - start
-        assert new == walltime or any(new == pytest.approx(original + inc) for inc in INCREMENTS)
+        if correction == "requested":  # EASY++'s (Tsafrir's): the first miss corrects to p̃
+            assert new == walltime
+        else:
+            assert new == walltime or any(new == pytest.approx(original + inc) for inc in INCREMENTS)
+    if correction == "requested":
+        assert len({job_id for _, job_id, _, _ in preds.misses}) == len(preds.misses)
     # every history is consistent: predictions <= p̃, the last one covers the runtime
     for job_id, runtime in preds.runtimes.items():
         walltime = core.jobs[job_id].walltime

@@ -13,7 +13,7 @@ import pytest
 from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import Execute, JobCompleted, JobKilled, JobSubmitted, Reject
-from scheduler.core.scheduler import RUNNING, DecisionCore
+from scheduler.decision import RUNNING, DecisionCore
 
 from tests.helpers import SHARED
 

@@ -50,7 +50,9 @@ def test_report_tables_and_plots(results, tmp_path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size < 200_000
         assert f"(img/{path.name})" in text
     html = (tmp_path / "report" / "REPORT.html").read_text()
-    assert "<table>" in html and '<img alt="Figure 6: cumulative bsld" src="img/fig6_cumulative_bsld_sample.png">' in html
+    assert "<table>" in html and '<img alt="Figure 6: cumulative bsld" src="img/fig6_cumulative_bsld_sample.png"' in html
+    weekly = html[html.index("<details>"):html.index("</details>")]
+    assert "<table>" in weekly and "| week |" not in weekly  # the Markdown table inside <details> is converted too
 
     runs = pd.read_csv(tmp_path / "report" / "runs.csv")
     assert len(runs) == 6
@@ -137,10 +139,14 @@ def test_empty_folder_is_an_error(tmp_path):
 
 def test_markdown_to_html():
     page = markdown_to_html("# Title\n\nSome `code` and **bold**.\n\n| a | b |\n| --- | ---: |\n| x | 1 |\n\n"
-                            "![alt](img/x.png)\n\n<details><summary>more</summary>\n\ntext\n\n</details>\n")
+                            "![alt](img/x.png)\n\n<details markdown=\"1\"><summary>more</summary>\n\n"
+                            "| c |\n| --- |\n| `y` |\n\n</details>\n", title="A & B")
+    assert page.startswith("<!DOCTYPE html>") and "<title>A &amp; B</title>" in page
     assert "<h1>Title</h1>" in page and "<code>code</code>" in page and "<strong>bold</strong>" in page
-    assert "<th>a</th>" in page and "<td class=r>1</td>" in page and '<img alt="alt" src="img/x.png">' in page
-    assert "<details><summary>more</summary>" in page and "</details>" in page
+    assert "<th>a</th>" in page and '<td style="text-align: right;">1</td>' in page
+    assert '<img alt="alt" src="img/x.png"' in page
+    details = page[page.index("<details>"):page.index("</details>")]
+    assert "<summary>more</summary>" in details and "<td><code>y</code></td>" in details
 
 
 def test_prediction_accuracy_is_reported(tmp_path):

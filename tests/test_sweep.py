@@ -1,7 +1,13 @@
 """``sweep``: the config, the grid, a whole small sweep, resuming, failures, and Dask."""
 
+import contextlib
+import io
 import json
 import shutil
+import subprocess
+import sys
+import time
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +16,7 @@ from scheduler.errors import ConfigError
 from scheduler.experiments.grid import load_config_file, parse_config
 from scheduler.experiments.sweep import DONE_FILE, run_sweep
 
-from tests.helpers import REPO
+from tests.helpers import DATA, REPO
 
 SAMPLE = REPO / "workloads" / "sample.json"
 EXPERIMENTS = REPO / "experiments"
@@ -36,10 +42,18 @@ def statuses(outcome):
     return {run.label: run.status for run in outcome.runs}
 
 
-def test_ci_sample_sweep_end_to_end(tmp_path, capsys):
-    results = tmp_path / "results"
-    assert main(["sweep", str(EXPERIMENTS / "ci-sample.json"), "-o", str(results), "--workers", "2"]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def ci_sample(tmp_path_factory):
+    """The CI sample sweep run by ``sweep`` on the local pool: its results folder and what it printed."""
+    results = tmp_path_factory.mktemp("ci-sample") / "results"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["sweep", str(EXPERIMENTS / "ci-sample.json"), "-o", str(results), "--workers", "2"]) == 0
+    return results, printed.getvalue()
+
+
+def test_ci_sample_sweep_end_to_end(ci_sample, capsys):
+    results, out = ci_sample
     assert "6 runs: 6 done, 0 skipped" in out and "sweep overhead" in out
     run = results / "sample" / "fcfs" / "classification-idempotent" / "seed0"
     for name in ("run_jobs.csv", "run_schedule.csv", "run_summary.json", "run_classifier_weeks.csv",
@@ -91,8 +105,9 @@ def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
         "traces": [{"name": "sample", "path": str(SAMPLE), "max_jobs": 300},
                    {"name": "missing", "path": str(tmp_path / "no-such-trace.swf")}],
         "policies": ["fcfs"],
-        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "none.model")}],
+        "variants": ["base", {"name": "bad-model", "variant": "classification", "model": str(tmp_path / "bad.model")}],
     }
+    (tmp_path / "bad.model").write_bytes(b"not a model\n")  # read, and refused, by the run's worker
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(config))
     results = tmp_path / "results"
@@ -117,6 +132,9 @@ def test_config_validation(tmp_path):
         parse_config({"traces": ["KTH-SP2"], "variants": ["nope"]})
     with pytest.raises(ConfigError, match="unknown policy"):
         parse_config({"traces": ["KTH-SP2"], "policies": ["fifo"]})
+    for key in ("variants", "policies", "seeds"):
+        with pytest.raises(ConfigError, match=f"'{key}' is empty"):
+            parse_config({"traces": ["KTH-SP2"], key: []})
     with pytest.raises(ConfigError, match="unknown key"):
         parse_config({"traces": ["KTH-SP2"], "polices": ["fcfs"]})
     with pytest.raises(ConfigError, match="unknown trace"):
@@ -158,18 +176,87 @@ def test_trace_dir_is_searched_before_the_cache(tmp_path, monkeypatch):
         resolve_trace_file(trace, [], download=False)
 
 
-def test_dask_backend(tmp_path):
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A Dask scheduler and two workers started with the ``dask`` command line, each its own process on
+    loopback; yields the scheduler's address, and stops every process it started."""
     distributed = pytest.importorskip("distributed")
-    results = tmp_path / "results"
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=None) as cluster:
-        outcome = run_sweep(tiny_config(tmp_path, variants=["base", "class-clairvoyant"]), results,
-                            dask_scheduler=cluster.scheduler_address)
-    assert set(statuses(outcome).values()) == {"done"} and len(outcome.runs) == 4
-    assert outcome.stats["backend"].startswith("dask")
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    processes: list[subprocess.Popen] = []
+
+    def start(name: str, *argv: str) -> subprocess.Popen:
+        with open(logs / f"{name}.log", "wb") as log:
+            processes.append(subprocess.Popen([sys.executable, "-m", "dask", *argv], cwd=tmp_path,
+                                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        return processes[-1]
+
+    def failure(what: str) -> str:
+        return f"{what}\n" + "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in sorted(logs.iterdir()))
+
+    scheduler_file = tmp_path / "scheduler.json"
+    try:
+        # port 0: the scheduler takes a free port and writes its address into the scheduler file, where the
+        # workers, started at the same time, find it; the idle and death timeouts stop the processes even if
+        # this test process is killed
+        scheduler = start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                          "--scheduler-file", str(scheduler_file), "--idle-timeout", "300s")
+        for i in (1, 2):
+            start(f"worker{i}", "worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1",
+                  "--nthreads", "1", "--no-nanny", "--no-dashboard", "--local-directory", str(tmp_path / f"worker{i}"),
+                  "--death-timeout", "60s")
+        deadline, address = time.monotonic() + 60, None
+        while address is None:
+            assert scheduler.poll() is None and time.monotonic() < deadline, failure("the Dask scheduler did not start")
+            try:
+                address = json.loads(scheduler_file.read_text())["address"]
+            except (OSError, ValueError, KeyError):  # not written yet, or not whole yet
+                time.sleep(0.1)
+        assert address.startswith("tcp://127.0.0.1:")
+        with distributed.Client(address, timeout="30s") as client:
+            try:
+                client.wait_for_workers(2, timeout=60)
+            except TimeoutError:
+                pytest.fail(failure("the two Dask workers did not register"))
+        yield address
+    finally:
+        for group in (processes[1:], processes[:1]):  # the workers first: they close faster with the scheduler up
+            for process in group:
+                process.terminate()
+            for process in group:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def test_ci_sample_sweep_on_a_dask_cluster_of_processes_equals_the_local_sweep(dask_cluster, ci_sample, tmp_path,
+                                                                                capsys, monkeypatch):
+    local, _ = ci_sample
+    (tmp_path / "head").mkdir()
+    monkeypatch.chdir(tmp_path / "head")  # not the workers' working directory: a relative -o must still work
+    assert main(["sweep", str(EXPERIMENTS / "ci-sample.json"), "-o", "results",
+                 "--dask-scheduler", dask_cluster, "--no-progress"]) == 0
+    results = tmp_path / "head" / "results"
+    assert "6 runs: 6 done" in capsys.readouterr().out
+    stats = json.loads((results / "sweep_stats.json").read_text())
+    assert stats["backend"] == f"dask {dask_cluster}, 2 worker(s), 2 thread(s)"
+    markers = sorted(results.glob("*/*/*/seed0/" + DONE_FILE))
+    assert len(markers) == 6
+    assert len({json.loads(marker.read_text())["timings"]["pid"] for marker in markers}) == 2  # both workers ran
+    for marker in markers:
+        run, twin = marker.parent, local / marker.parent.relative_to(results)
+        for name in ("run_jobs.csv", "run_classifier_weeks.csv", "run_feature_importances.csv"):
+            assert (run / name).exists() == (twin / name).exists(), name
+            if (run / name).exists():
+                assert (run / name).read_bytes() == (twin / name).read_bytes(), run / name
+        summaries = [json.loads((folder / "run_summary.json").read_text()) for folder in (run, twin)]
+        assert summaries[0]["metrics"] == summaries[1]["metrics"]
+        assert summaries[0]["classifier"] == summaries[1]["classifier"]
     # the same results folder resumes with the local pool
-    assert set(statuses(run_sweep(tiny_config(tmp_path, variants=["base", "class-clairvoyant"]), results,
-                                  workers=0)).values()) == {"skipped"}
+    again = run_sweep(load_config_file(EXPERIMENTS / "ci-sample.json"), results, workers=0)
+    assert set(statuses(again).values()) == {"skipped"}
 
 
 def test_missing_dask_is_a_clear_error(tmp_path, monkeypatch):
@@ -207,3 +294,49 @@ def test_machine_size_per_trace(tmp_path):
     sizes = {name: json.loads((tmp_path / "results" / name / "fcfs" / "base" / "seed0" / "run_summary.json")
                               .read_text())["nb_machines"] for name in ("wide", "platform")}
     assert sizes == {"wide": 256, "platform": 128}
+
+
+def test_the_log_reports_each_trace_s_cleaning(tmp_path):
+    config = parse_config({"traces": [{"name": "tiny", "path": str(DATA / "tiny.swf")}], "policies": ["fcfs"]})
+    lines = []
+    assert not run_sweep(config, tmp_path / "results", workers=0, log=lines.append).failed
+    (cleaning,) = [line for line in lines if line.startswith("trace tiny: ")]
+    assert "10 jobs read, 7 kept, 3 dropped" in cleaning
+    for rule in ("runtime<=0", "res<=0", "res>nb_res", "walltime raised to the runtime"):
+        assert rule in cleaning, rule
+    summary = json.loads((tmp_path / "results" / "tiny" / "fcfs" / "base" / "seed0" / "run_summary.json").read_text())
+    assert summary["workload"]["cleaning"]["dropped"]["res>nb_res"] == 1
+    # a resumed sweep that reruns from the cached trace says it again
+    lines.clear()
+    run_sweep(config, tmp_path / "results", workers=0, force=True, log=lines.append)
+    assert any(line.startswith("trace tiny: ") and "res>nb_res" in line for line in lines)
+
+
+def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
+    from scheduler.knowledge.classifier import JobClassifier
+
+    theta, model = tmp_path / "theta.json", tmp_path / "warm.model"
+    theta.write_text(json.dumps({"p": 1.0}))
+    JobClassifier(method="rf", seed=0).save(model)
+    config = tiny_config(tmp_path, policies=[f"score:{theta}"], traces=[{"name": "sample", "path": str(SAMPLE),
+                                                                           "max_jobs": 100}],
+                         variants=["base", {"name": "warm", "variant": "classification", "model": str(model)}])
+    results = tmp_path / "results"
+    base, warm = (f"sample/score:{theta}/{variant}/seed0" for variant in ("base", "warm"))
+
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"done"}
+    assert set(statuses(run_sweep(config, results, workers=0)).values()) == {"skipped"}
+    JobClassifier(method="rf", seed=1).save(model)  # same path, other content
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "skipped", warm: "done"}
+    theta.write_text(json.dumps({"p": 2.0}))
+    assert statuses(run_sweep(config, results, workers=0)) == {base: "done", warm: "done"}
+    summary = json.loads(next(results.glob("sample/*/warm/seed0/run_summary.json")).read_text())
+    assert set(summary["inputs"]) == {str(theta), str(model)}
+
+
+def test_runs_made_before_the_algorithm_option_keep_their_hash(tmp_path):
+    run = tiny_config(tmp_path).runs()[0]
+    older = {k: v for k, v in run.config.items() if k != "algorithm"}  # a config written before --algorithm
+    assert run.config["algorithm"] == "easy"
+    assert run.config_hash == replace(run, config=older).config_hash
+    assert run.config_hash != replace(run, config={**run.config, "algorithm": "fcfs"}).config_hash

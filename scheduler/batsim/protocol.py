@@ -93,6 +93,7 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import from_interval_string, to_interval_string
 from scheduler.errors import ProtocolError
+from scheduler.values import is_number
 
 #: The ``job_state`` values of JOB_COMPLETED.
 JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
@@ -164,10 +165,8 @@ def _walltime(job: dict[str, Any], path: str) -> float:
 
 def _delay(profile: Any) -> float | None:
     """The ``delay`` of a delay profile, else None."""
-    if isinstance(profile, dict) and profile.get("type") == "delay":
-        delay = profile.get("delay")
-        if isinstance(delay, (int, float)) and not isinstance(delay, bool):
-            return float(delay)
+    if isinstance(profile, dict) and profile.get("type") == "delay" and is_number(profile.get("delay")):
+        return float(profile["delay"])
     return None
 
 

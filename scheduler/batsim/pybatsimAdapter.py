@@ -23,7 +23,7 @@ from batsim.batsim import BatsimScheduler  # pybatsim
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.batsim.server import config_at_begin
 from scheduler.core.events import Execute, Kill, Reject, SimulationBegins
-from scheduler.core.scheduler import DecisionCore
+from scheduler.decision import DecisionCore
 
 
 class PybatsimAdapter(BatsimScheduler):

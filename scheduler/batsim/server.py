@@ -10,7 +10,6 @@ error in its log) and the error is raised again, so that neither side waits fore
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 import time
@@ -21,9 +20,9 @@ import zmq
 
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.config import SchedulerConfig
-from scheduler.core.events import SimulationBegins
-from scheduler.core.scheduler import DecisionCore
-from scheduler.errors import ConfigError, ProtocolError, SchedulerError
+from scheduler.core.events import SimulationBegins, SimulationEnds
+from scheduler.decision import DecisionCore
+from scheduler.errors import ProtocolError, SchedulerError
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +46,9 @@ class ServeStats:
 
 def config_at_begin(event: SimulationBegins, options: dict[str, Any], overrides: dict[str, Any]) -> SchedulerConfig:
     """The run's config: Batsim's ``sched-config``, then ``options``, then explicit ``overrides``."""
-    text = event.config.get("sched-config") or ""
-    merged: dict[str, Any] = {}
-    if text.strip():
-        try:
-            sched_config = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"Batsim's sched-config is not valid JSON ({exc})") from None
-        if not isinstance(sched_config, dict):
-            raise ConfigError("Batsim's sched-config must be a JSON object")
-        merged.update(sched_config)
+    source = "Batsim's sched-config"
+    merged = SchedulerConfig.check_options(
+        SchedulerConfig.parse_options(event.config.get("sched-config") or "", source), source)
     merged.update(options)
     merged.update({k: v for k, v in overrides.items() if v is not None})
     return SchedulerConfig.from_dict(merged, "scheduling options")
@@ -120,7 +112,7 @@ class DecisionServer:
             latencies.append(time.perf_counter() - started)
             socket.send(reply)
             stats.messages += 1
-            if core.ended:
+            if any(type(event) is SimulationEnds for event in events):
                 return stats
 
     def _make_core(self, events: list, index: int) -> DecisionCore:

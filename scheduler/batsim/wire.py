@@ -22,6 +22,7 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from scheduler.errors import ProtocolError
+from scheduler.values import is_number, plain
 
 class Invalid(ValueError):
     """A field breaks the protocol: the message is the field's part (``'data.alloc' must be...``)."""
@@ -143,14 +144,7 @@ class _Now(Struct):
     now: float
 
 
-def _plain(value: Any) -> Any:
-    """Numpy scalars (job extras read with pandas) as Python numbers."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-_encoder = msgspec.json.Encoder(enc_hook=_plain)
+_encoder = msgspec.json.Encoder(enc_hook=plain)  # numpy scalars: job extras read with pandas
 
 
 def encode(message: dict[str, Any], where: str) -> bytes:
@@ -165,7 +159,7 @@ def encode(message: dict[str, Any], where: str) -> bytes:
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
     "a boolean": lambda v: isinstance(v, bool),
-    "a number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "a number": is_number,
     "an integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
     "a string": lambda v: isinstance(v, str),
     "an object": lambda v: isinstance(v, dict),

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from scheduler.cli.options import add_scheduling_options, file_options, option_overrides
+from scheduler.cli.options import add_scheduling_options, count_flag, file_options, option_overrides, seconds_flag
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,13 +20,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
                        help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
     add_scheduling_options(serve)
-    serve.add_argument("--timeout", type=float, metavar="S",
+    serve.add_argument("--timeout", type=seconds_flag, metavar="S",
                        help="fail if Batsim sends nothing for S seconds (default: wait forever)")
     serve.add_argument("-e", "--export", metavar="PREFIX",
                        help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
                             "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
                             "so that 'report' finds them beside Batsim's PREFIX_jobs.csv")
-    serve.add_argument("-v", "--verbose", action="store_true", help="log every ignored event and the latencies")
+    serve.add_argument("--verbose", action="store_true", help="log every ignored event and the latencies")
     serve.set_defaults(func=run_serve)
     register_peer(subparsers)
 
@@ -38,15 +38,17 @@ def run_serve(args: argparse.Namespace) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     server = DecisionServer(args.socket_endpoint, file_options(args), option_overrides(args), args.timeout)
     stats = server.run()
-    if args.export and stats.core is not None:
+    outcome = stats.core.outcome() if stats.core else None
+    if args.export and outcome is not None:
         from scheduler.sim.results import write_knowledge_reports
 
-        for path in write_knowledge_reports(args.export, stats.core):
+        for path in write_knowledge_reports(args.export, outcome):
             print(f"wrote {path}", file=sys.stderr)
     latency = stats.latency_percentiles()
-    accounting = stats.core.accounting() if stats.core else {}
+    accounting = outcome.accounting if outcome else {}
     print(f"simulation ended after {stats.messages} messages; jobs: "
-          + ", ".join(f"{count} {state}" for state, count in sorted(accounting.items()))
+          + ", ".join(f"{accounting[state]} {state}" for state in ("completed", "killed", "rejected")
+                      if accounting.get(state))
           + f"; decision latency median {latency['median'] * 1e6:.0f} us, p99 {latency['p99'] * 1e6:.0f} us",
           file=sys.stderr)
     return 0
@@ -65,13 +67,14 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
     peer.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                       help="the decision process's socket (default tcp://localhost:28000)")
     size = peer.add_mutually_exclusive_group()
-    size.add_argument("--mmax", type=int, metavar="N", help="use only the first N machines")
+    size.add_argument("--mmax", type=count_flag, metavar="N", help="use only the first N machines")
     size.add_argument("--mmax-workload", action="store_true", help="use as many machines as the workload's nb_res")
     peer.add_argument("--enable-dynamic-jobs", action="store_true", help="allow REGISTER_JOB / REGISTER_PROFILE")
     peer.add_argument("--acknowledge-dynamic-jobs", action="store_true", help="echo JOB_SUBMITTED for registered jobs")
     peer.add_argument("--enable-profile-reuse", action="store_true", help="do not garbage-collect profiles")
     peer.add_argument("--sched-cfg", default="", metavar="STR", help="string passed as config.sched-config")
-    peer.add_argument("--timeout", type=float, metavar="S", help="fail if the scheduler does not answer within S s")
+    peer.add_argument("--timeout", type=seconds_flag, metavar="S",
+                      help="fail if the scheduler does not answer within S s")
     peer.set_defaults(func=run_peer_command)
 
 

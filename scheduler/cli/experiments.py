@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from scheduler.cli.options import count_flag, seconds_flag
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     sweep = subparsers.add_parser(
@@ -39,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument("results", nargs="+", help="results folder(s)")
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")
-    report.add_argument("--tau", type=float, help="bounded-slowdown threshold (default: each run's, else 60)")
+    report.add_argument("--tau", type=seconds_flag, metavar="S",
+                        help="bounded-slowdown threshold (default: each run's, else 60)")
     report.add_argument("--reference-policy", default="fcfs", metavar="NAME",
                         help="policy of the reference run of the reduction table (default fcfs)")
     report.add_argument("--reference-variant", default="base", metavar="NAME",
@@ -47,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--compare", default="classification-idempotent", metavar="VARIANT",
                         help="the variant compared with base in Figures 6, 7 and 8 (default classification-idempotent)")
     report.add_argument("--no-plots", action="store_true", help="tables only")
-    report.add_argument("--workers", "-j", type=int, default=1, metavar="N",
+    report.add_argument("--workers", "-j", type=count_flag, default=1, metavar="N",
                         help="processes reading the runs (default 1)")
     report.set_defaults(func=run_report_command)
 
@@ -73,7 +76,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 def _dry_run(config, results, trace_dirs) -> int:
     """Print each run and whether it is done; downloads nothing."""
     from scheduler.errors import SchedulerError
-    from scheduler.experiments.sweep import resolve_trace_file, run_is_done, trace_key
+    from scheduler.experiments.sweep import input_checksums, resolve_trace_file, run_is_done, trace_key
 
     keys = {}
     for trace in config.traces:
@@ -84,8 +87,14 @@ def _dry_run(config, results, trace_dirs) -> int:
         except SchedulerError as exc:
             keys[trace.name] = None
             print(f"trace {trace.name}: {exc}")
+    checksums: dict[str, str] = {}
     for run in config.runs():
         run.trace_key = keys[run.trace.name]
+        try:
+            run.inputs = input_checksums(run.config, checksums)
+        except SchedulerError as exc:
+            print(f"fails   {run.label}: {exc}")
+            continue
         done = run.trace_key is not None and run_is_done(results / run.relative_dir, run.config_hash)
         print(f"{'done  ' if done else 'to run'}  {run.label}")
     return 0

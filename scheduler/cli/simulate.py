@@ -1,34 +1,47 @@
-"""``simulate``: run a whole trace on the embedded simulator and print a results table."""
+"""``simulate``: run a whole trace on the embedded simulator and print a results table, or compare variants."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from tqdm import tqdm
 
-from scheduler.cli.options import add_scheduling_options, config_from_args
+from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
+from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload
+from scheduler.workloads.model import Workload
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="simulate a workload (SWF or Batsim JSON) with the embedded Batsim engine",
-        description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine.",
+        description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine. With several "
+                    "variants (--variant base,classification-idempotent), run each and print them side by side.",
+        # simulate's --variant takes a list: it replaces the one-name flag of the shared scheduling options
+        conflict_handler="resolve",
     )
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
-    size.add_argument("--nb-res", type=int, metavar="N", help="machine size (default: the workload's nb_res)")
+    size.add_argument("--nb-res", type=count_flag, metavar="N", help="machine size (default: the workload's nb_res)")
     add_scheduling_options(parser)
-    parser.add_argument("--tau", type=float, default=60.0, help="bounded-slowdown threshold in seconds (default 60)")
-    parser.add_argument("--output-prefix", "-e", metavar="P", help="write P_jobs.csv, P_schedule.csv, P_summary.json")
+    parser.add_argument("--variant", metavar="NAME[,NAME...]",
+                        help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
+                             "separated by commas, or 'all', to compare them against the first: "
+                             + ", ".join(VARIANTS))
+    parser.add_argument("--tau", type=seconds_flag, default=60.0, metavar="S",
+                        help="bounded-slowdown threshold in seconds (default 60)")
+    parser.add_argument("--output-prefix", "-e", metavar="P",
+                        help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
+                             "P_VARIANT_jobs.csv, ...)")
     parser.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
     parser.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -36,40 +49,135 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    started = time.perf_counter()
+    variants = variant_names(args.variant)
+    if args.save_model and len(variants) > 1:
+        raise ConfigError("--save-model saves the classifier of one run: give a single --variant")
+    configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
+               for name in variants or [None]}
     workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
+    if workload.cleaning:
+        print(workload.cleaning.format(), flush=True)
     nb_machines = args.nb_res or workload.nb_res
     if args.platform:
         from scheduler.platforms import read_platform
 
         nb_machines = read_platform(args.platform).nb_compute_hosts
-    show = not args.no_progress and sys.stderr.isatty()
-    with tqdm(total=len(workload), unit="job", disable=not show, file=sys.stderr, leave=False) as bar:
-        result, core = simulate(workload, config, nb_machines, progress=bar.update)
-    wall = time.perf_counter() - started
-    summary = run_summary(result, core, workload, config, tau=args.tau, wall_time=wall)
-    written = write_results(args.output_prefix, result, summary, core) if args.output_prefix else []
-    if args.save_model:
-        if core.classifier is None:
-            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
-        core.classifier.save(args.save_model)
-    print(format_table(summary))
-    if written:
-        prefix = Path(args.output_prefix).name
-        print(f"\nwrote {written[0]}, " + ", ".join(path.name.removeprefix(prefix) for path in written[1:]))
+    summaries, written = {}, []
+    for name, config in configs.items():
+        prefix = args.output_prefix
+        if prefix and len(configs) > 1:
+            prefix = f"{prefix}_{name}"
+        summaries[name], paths = run_one(workload, config, nb_machines, args, prefix, label=name)
+        written.append(paths)
+    if len(summaries) == 1:
+        print(format_table(*summaries.values()))
+    else:
+        print(format_comparison(summaries))
+    for i, paths in enumerate(filter(None, written)):
+        stem = paths[0].name.removesuffix("_jobs.csv")
+        print(("\n" if i == 0 else "") + f"wrote {paths[0]}, " + ", ".join(p.name.removeprefix(stem) for p in paths[1:]))
     return 0
+
+
+def variant_names(text: str | None) -> list[str]:
+    """The variants named by ``--variant`` (comma-separated, or ``all``); none when the option is absent."""
+    if text is None:
+        return []
+    names = list(VARIANTS) if text.strip() == "all" else [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ConfigError(f"--variant: empty variant list; give one or more of {', '.join(VARIANTS)}, or 'all'")
+    for name in names:
+        if name not in VARIANTS:
+            raise ConfigError(f"--variant: unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    twice = [name for name, count in Counter(names).items() if count > 1]
+    if twice:
+        raise ConfigError(f"--variant: {twice[0]} is listed twice")
+    return names
+
+
+def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args: argparse.Namespace,
+            prefix: str | None, label: str | None) -> tuple[dict, list[Path]]:
+    """Simulate one config; write its files under ``prefix`` (if any); return its summary and the files."""
+    started = time.perf_counter()
+    show = not args.no_progress and sys.stderr.isatty()
+    with tqdm(total=len(workload), unit="job", desc=label, disable=not show, file=sys.stderr, leave=False) as bar:
+        result, core = simulate(workload, config, nb_machines, progress=bar.update)
+    outcome = core.outcome()
+    summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started)
+    written = write_results(prefix, result, summary, outcome) if prefix else []
+    if args.save_model:
+        if outcome.model is None:
+            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
+        outcome.model.save(args.save_model)
+    return summary, written
 
 
 def format_table(summary: dict) -> str:
     """A compact, aligned table of the headline results."""
+    rows = [("workload", _workload_line(summary)), ("scheduler", _scheduler_line(summary["config"]))]
+    predictions = summary.get("predictions")
+    if predictions:
+        rows.append(("predictions", f"{predictions['predictor']}+{predictions['correction']}: MAE "
+                                    f"{predictions['mae']:.0f} s, R2 {predictions['r2']:.2f}, under-predicted "
+                                    f"{predictions['under']:.1%}, RA {predictions['ra']:.3f}, deadline misses "
+                                    f"{predictions['deadline_misses']}"))
+    classifier = summary.get("classifier")
+    if classifier:
+        rows.append(("classifier", f"{classifier['method']}: precision {classifier['precision']:.3f}, "
+                                   f"recall {classifier['recall']:.3f}, false-small "
+                                   f"{classifier['false_small_rate']:.2%}, kills {classifier['kills']}"))
+    rows.append(("jobs", _job_states(summary["accounting"]["final_states"])))
+    rejected = rejections(summary)
+    if rejected:
+        rows.append(("rejected", rejected))
+    rows += [*_metric_rows(summary), ("wall time", f"{summary['wall_time']:.2f} s")]
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def format_comparison(summaries: dict[str, dict]) -> str:
+    """The runs of one workload side by side, one column per variant, each compared with the first."""
+    names, runs = list(summaries), list(summaries.values())
+    reference = runs[0]["metrics"]["mean_bsld"]
+    configs = [run["config"] for run in runs]
+    differing = [key for key in configs[0] if len({repr(config[key]) for config in configs}) > 1]
+    rows: list[tuple[str, list[str]]] = [("", names)]
+    rows += [(key, [str(config[key]) for config in configs]) for key in differing]
+    for metric in zip(*map(_metric_rows, runs)):  # one metric of every run
+        rows.append((metric[0][0], [value for _, value in metric]))
+        if metric[0][0].startswith("mean bsld"):
+            rows.append((f"  reduction vs {names[0]}",
+                         ["–"] + [f"{1 - run['metrics']['mean_bsld'] / reference:.1%}" for run in runs[1:]]))
+    for label, key, spec in [("precision", "precision", ".3f"), ("recall", "recall", ".3f"),
+                             ("false-small", "false_small_rate", ".2%")]:
+        rows.append((f"classifier {label}", [format(run["classifier"][key], spec) if run.get("classifier") else "–"
+                                             for run in runs]))
+    rows.append(("kills", [f"{run['metrics']['nb_kills']:,}" for run in runs]))
+    rows.append(("wasted processor-hours", [f"{run['metrics']['wasted_core_seconds'] / 3600:,.0f}" for run in runs]))
+    rows.append(("  share of the work", [_share(run["metrics"]["wasted_core_seconds"],
+                                                run["metrics"]["useful_core_seconds"]) for run in runs]))
+    rows.append(("wall time", [f"{run['wall_time']:.2f} s" for run in runs]))
+    columns = list(zip(*(values for _, values in rows)))
+    widths = [max(len(label) for label, _ in rows)] + [max(map(len, column)) for column in columns]
+    lines = [f"workload  {_workload_line(runs[0])}",
+             f"scheduler {_scheduler_line(configs[0], omit=differing)}", ""]
+    lines += ["  ".join([f"{label:<{widths[0]}}", *(f"{value:>{width}}" for value, width in zip(values, widths[1:]))])
+              for label, values in rows]
+    lines += [f"rejected ({variant}): {line}" for variant, line in
+              ((variant, rejections(run)) for variant, run in summaries.items()) if line]
+    return "\n".join(lines)
+
+
+def rejections(summary: dict) -> str | None:
+    """The jobs the scheduler rejected, counted by reason (the three most frequent), or None."""
+    reasons = Counter(summary["accounting"]["reject_reasons"].values())
+    shown = [f"{reason} ({count:,} job{'s' if count > 1 else ''})" for reason, count in reasons.most_common(3)]
+    return "; ".join(shown + ["..."] * (len(reasons) > 3)) or None
+
+
+def _metric_rows(summary: dict) -> list[tuple[str, str]]:
     metrics = summary["metrics"]
-    config = summary["config"]
-    rows = [
-        ("workload", f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, "
-                     f"{summary['nb_machines']} machines)"),
-        ("scheduler", _scheduler_line(config)),
-        ("jobs", _job_states(summary["accounting"]["final_states"])),
+    return [
         (f"mean bsld (tau={summary['tau']:g}s)", f"{metrics['mean_bsld']:.2f}"),
         ("mean wait", f"{metrics['mean_wait']:.0f} s"),
         ("max wait", f"{metrics['max_wait']:.0f} s"),
@@ -78,21 +186,15 @@ def format_table(summary: dict) -> str:
         ("utilisation", f"{metrics['utilisation']:.3f}"),
         ("AWF", f"{metrics['awf']:.0f} s"),
         ("P2SF", f"{metrics['p2sf']:.0f} s"),
-        ("wall time", f"{summary['wall_time']:.2f} s"),
     ]
-    classifier = summary.get("classifier")
-    if classifier:
-        rows[2:2] = [("classifier", f"{classifier['method']}: precision {classifier['precision']:.3f}, "
-                                    f"recall {classifier['recall']:.3f}, false-small "
-                                    f"{classifier['false_small_rate']:.2%}, kills {classifier['kills']}")]
-    predictions = summary.get("predictions")
-    if predictions:
-        rows[2:2] = [("predictions", f"{predictions['predictor']}+{predictions['correction']}: MAE "
-                                     f"{predictions['mae']:.0f} s, R2 {predictions['r2']:.2f}, under-predicted "
-                                     f"{predictions['under']:.1%}, RA {predictions['ra']:.3f}, deadline misses "
-                                     f"{predictions['deadline_misses']}")]
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{part / whole:.2%}" if whole > 0 else "–"
+
+
+def _workload_line(summary: dict) -> str:
+    return f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, {summary['nb_machines']} machines)"
 
 
 def _job_states(states: dict[str, int]) -> str:
@@ -106,11 +208,13 @@ def _job_states(states: dict[str, int]) -> str:
     return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))
 
 
-def _scheduler_line(config: dict) -> str:
-    parts = [f"EASY-{config['policy'].upper()}", f"estimates={config['estimates']}"]
+def _scheduler_line(config: dict, omit: list[str] = ()) -> str:
+    """The scheduler's settings in one line, without those in ``omit``."""
+    parts = {"policy": f"{config.get('algorithm', 'easy').upper()}-{config['policy'].upper()}",
+             "estimates": f"estimates={config['estimates']}"}
     if config.get("predictor", "requested") != "requested":
-        parts.append(f"predictor={config['predictor']}+{config['correction']}")
+        parts["predictor"] = f"predictor={config['predictor']}+{config['correction']}"
     if config.get("backfill_order"):
-        parts.append(f"backfill={config['backfill_order']}")
-    parts += [f"classifier={config['classifier']}", f"safeguard={config['safeguard']}"]
-    return ", ".join(parts)
+        parts["backfill_order"] = f"backfill={config['backfill_order']}"
+    parts |= {"classifier": f"classifier={config['classifier']}", "safeguard": f"safeguard={config['safeguard']}"}
+    return ", ".join(part for key, part in parts.items() if key not in omit)

@@ -20,33 +20,26 @@ from __future__ import annotations
 
 from typing import Callable
 
+from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
-from scheduler.core.profile import AvailabilityProfile
 from scheduler.core.queue import JobQueue
 
 
-class EasyBackfilling:
+class EasyBackfilling(Algorithm):
     """EASY on one availability profile and one queue."""
 
-    def __init__(
-        self,
-        nb_machines: int,
-        queue: JobQueue,
-        estimate: Callable[[Job], float],
-        backfill_order: Policy | None = None,
-    ) -> None:
-        self.profile = AvailabilityProfile(nb_machines)
-        self.queue = queue
-        self.estimate = estimate
-        self.backfill_order = backfill_order
+    name = "easy"
+    backfills = True
+
+    def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
+                 backfill_order: Policy | None = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order)
         self.priority: Job | None = None  # the job holding the reservation
 
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
-        """Start what can start now. ``arrived``: jobs queued in this message;
-        ``released``: whether machines were freed since the last decision; ``replan``: whether
-        estimates changed (runtime predictions), so the reservation must be recomputed."""
+        """Start what can start now; with ``replan`` (estimates changed), the reservation is recomputed."""
         started: list[Execute] = []
         previous = self.priority
         head = self.queue.head(now)
@@ -111,11 +104,6 @@ class EasyBackfilling:
                 available -= job.res
 
     # --- helpers -------------------------------------------------------------------
-
-    def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:
-        self.profile.start(job.id, now, now + duration, job.res, mask)
-        self.queue.remove(job)
-        started.append(Execute(job.id, mask))
 
     def _drop_reservation(self) -> None:
         self.profile.cancel_reservation()

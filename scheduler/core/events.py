@@ -14,6 +14,13 @@ from procset import ProcSet
 from scheduler.core.job import Job
 from scheduler.core.machines import from_procset, to_procset
 
+#: Batsim's final job states: JOB_COMPLETED's ``job_state``, and ``final_state`` in ``_jobs.csv``.
+SUCCESS = "COMPLETED_SUCCESSFULLY"
+FAILED = "COMPLETED_FAILED"
+WALLTIME = "COMPLETED_WALLTIME_REACHED"
+KILLED = "COMPLETED_KILLED"
+REJECTED = "REJECTED"
+
 # --- events (Batsim -> scheduler) -------------------------------------------------
 
 
@@ -34,7 +41,7 @@ class JobSubmitted:
 class JobCompleted:
     time: float
     job_id: str
-    state: str  # COMPLETED_SUCCESSFULLY, COMPLETED_FAILED, COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED
+    state: str  # SUCCESS, FAILED, WALLTIME or KILLED
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,12 +62,12 @@ def to_interval_string(mask: int) -> str:
 
 
 def from_interval_string(text: str) -> int:
-    """The bit mask of a valid interval-set string such as ``"0-3 7"``, fast."""
+    """The bit mask of Batsim's interval-set string (what ``from_procset(ProcSet.from_str(text))`` gives), fast."""
     mask = 0
-    for part in text.split(" "):
+    for part in text.split():
         first, _, last = part.partition("-")
-        first = int(first)
-        mask |= ((1 << (int(last or first) - first + 1)) - 1) << first
+        low = int(first)
+        mask |= ((1 << (int(last or first) - low + 1)) - 1) << low
     return mask
 
 

@@ -7,10 +7,9 @@ runtime the scheduler believes (see ``scheduler.knowledge``).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
@@ -105,24 +104,22 @@ def _parse_monomial(term: str) -> dict[str, int]:
     return powers
 
 
-def score_policy(path: str) -> Policy:
-    """A linear/polynomial score loaded from a JSON file of θ: ``{"theta": {"1": c0, "p": c1,
-    "q*p": c2, "p^2": c3, "w": c4, ...}}`` (or the mapping alone). Variables: p = p̃ (the
-    current prediction), q = processors, r = submission time, w = wait (then the policy is
-    dynamic). Smallest score first. The policy is named ``score:<path>``."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"score policy {path!r}: cannot read θ ({exc})") from None
-    theta = data.get("theta", data) if isinstance(data, dict) else None
+def score_policy(theta: Any, name: str = "score") -> Policy:
+    """A linear/polynomial score from θ: ``{"theta": {"1": c0, "p": c1, "q*p": c2, "p^2": c3, "w": c4,
+    ...}}`` (or the mapping alone), as parsed from a θ file's JSON. Variables: p = p̃ (the current
+    prediction), q = processors, r = submission time, w = wait (then the policy is dynamic).
+    Smallest score first. ``name`` (``score:<path>``) names the policy and its errors."""
+    theta = theta.get("theta", theta) if isinstance(theta, dict) else None
     if not isinstance(theta, dict) or not theta:
-        raise ConfigError(f"score policy {path!r}: expected a JSON object of coefficients")
+        raise ConfigError(f"{name}: expected a JSON object of coefficients")
     terms = []
     for term, coef in theta.items():
-        if not isinstance(coef, (int, float)):
-            raise ConfigError(f"score policy {path!r}: coefficient of {term!r} is not a number")
-        terms.append((float(coef), tuple(_parse_monomial(term).items())))
+        if not isinstance(coef, (int, float)) or isinstance(coef, bool):
+            raise ConfigError(f"{name}: coefficient of {term!r} is not a number")
+        try:
+            terms.append((float(coef), tuple(_parse_monomial(term).items())))
+        except ConfigError as exc:
+            raise ConfigError(f"{name}: {exc}") from None
     dynamic = any(var == "w" for _, powers in terms for var, _ in powers)
 
     def key(job: Job, estimate: float, now: float) -> tuple:
@@ -135,7 +132,7 @@ def score_policy(path: str) -> Policy:
             score += value
         return (score, job.subtime, job.id)
 
-    return Policy(f"score:{path}", f"polynomial score from {path}", key, dynamic=dynamic)
+    return Policy(name, f"polynomial score of {name}", key, dynamic=dynamic)
 
 
 POLICIES: dict[str, Policy] = {
@@ -165,17 +162,35 @@ EXTRA_POLICIES: dict[str, Policy] = {
 BATSCHED_ALIASES = {"fcfs": "fcfs", "asc_walltime": "spf", "asc_size": "sqf", "desc_walltime": "lpf"}
 
 
-def get_policy(name: str) -> Policy:
-    """The policy called ``name`` (case-insensitive; batsched's order names accepted)."""
-    if name[:6].lower() == "score:":
-        return score_policy(name[6:])
-    key = name.lower()
-    key = BATSCHED_ALIASES.get(key, key)
-    if key in EXTRA_POLICIES:
-        return EXTRA_POLICIES[key]
-    try:
-        return POLICIES[key]
-    except KeyError:
-        known = ", ".join(sorted(POLICIES) + sorted(EXTRA_POLICIES) + sorted(set(BATSCHED_ALIASES) - set(POLICIES))
-                          + ["score:FILE"])
-        raise ConfigError(f"unknown policy {name!r}; known: {known}") from None
+SCORE_PREFIX = "score:"
+
+
+def score_file(name: str) -> str | None:
+    """The θ file of a ``score:FILE`` policy name, None for any other name."""
+    return name[len(SCORE_PREFIX):] if name[:len(SCORE_PREFIX)].lower() == SCORE_PREFIX else None
+
+
+def policy_names() -> list[str]:
+    """Every policy name accepted, for help texts and errors."""
+    return [*POLICIES, *EXTRA_POLICIES, *(a for a in BATSCHED_ALIASES if a not in POLICIES), f"{SCORE_PREFIX}FILE"]
+
+
+def policy_name(name: str) -> str:
+    """The canonical name of policy ``name`` (case-insensitive; batsched's order names accepted)."""
+    path = score_file(name)
+    if path is not None:
+        if not path:
+            raise ConfigError(f"policy {name!r}: name the θ file ({SCORE_PREFIX}FILE)")
+        return SCORE_PREFIX + path
+    key = BATSCHED_ALIASES.get(name.lower(), name.lower())
+    if key not in POLICIES and key not in EXTRA_POLICIES:
+        raise ConfigError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
+    return key
+
+
+def get_policy(name: str, theta: Any = None) -> Policy:
+    """The policy called ``name``; a ``score:FILE`` policy is built from ``theta``, its file's parsed JSON."""
+    name = policy_name(name)
+    if score_file(name) is not None:
+        return score_policy(theta, name)
+    return POLICIES.get(name) or EXTRA_POLICIES[name]

@@ -204,7 +204,7 @@ def _read_json(path: Path) -> Any:
 
 def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     """Recompute a run's metrics from its ``_jobs.csv`` (see the module doc)."""
-    from scheduler.metrics import bounded_slowdown, fold_attempts, summarize
+    from scheduler.metrics import bounded_slowdown, completed_jobs, fold_attempts, summarize
     from scheduler.sim.output import read_jobs_csv
 
     tau = files.tau if tau is None else tau
@@ -212,7 +212,7 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     folded = fold_attempts(jobs)
     metrics: dict[str, Any] = summarize(folded, nb_machines=files.nb_machines, tau=tau)
     warnings = []
-    done = folded[(folded["final_state"] != "REJECTED").to_numpy()]
+    done = completed_jobs(folded)
     bsld = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
     runtime = done["runtime"].to_numpy()
     submission = done["submission_time"].to_numpy()
@@ -271,6 +271,7 @@ def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, A
     while the divider is undefined (the first week) are not counted, as in the classifier's own report.
     """
     from scheduler.knowledge.classifier import classification_metrics
+    from scheduler.metrics import completed_jobs
 
     empty = {f"classifier_{k}": math.nan for k in ("accuracy", "precision", "recall", "false_small_rate",
                                                    "false_large_rate")}
@@ -283,7 +284,7 @@ def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, A
     if len(weeks) > 1 and week_numbers[-1] > week_numbers[0]:
         length = (starts[-1] - starts[0]) / (week_numbers[-1] - week_numbers[0])
     start_time = starts[0] - week_numbers[0] * length
-    done = folded[(folded["final_state"] != "REJECTED").to_numpy()]
+    done = completed_jobs(folded)
     week = np.maximum(0, np.floor((done["submission_time"].to_numpy() - start_time) / length))
     position = np.searchsorted(week_numbers, week, side="right") - 1
     dividers = weeks["divider"].to_numpy(dtype=float)

@@ -52,15 +52,15 @@ everything that determines its results (:attr:`RunSpec.config_hash`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scheduler.config import VARIANTS, SchedulerConfig
-from scheduler.core.policies import POLICIES, get_policy
+from scheduler.checksums import data_hash
+from scheduler.config import VARIANTS, SchedulerConfig, positive_integer, positive_seconds
+from scheduler.core.policies import POLICIES, policy_name
 from scheduler.errors import ConfigError
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
@@ -129,8 +129,9 @@ class SweepConfig:
 
 @dataclass
 class RunSpec:
-    """One simulation of a sweep. ``trace_key`` (the trace's identity: file checksum, size, cut)
-    is filled in once the trace is resolved; the hash covers it."""
+    """One simulation of a sweep. ``trace_key`` (the trace's identity: file checksum, size, cut) and
+    ``inputs`` (the checksum of each other file the run reads: θ files, a saved classifier) are filled
+    in once the files are found; the hash covers them."""
 
     trace: TraceSpec
     policy: str
@@ -139,10 +140,11 @@ class RunSpec:
     tau: float
     config: dict
     trace_key: dict | None = None
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def relative_dir(self) -> Path:
-        return Path(safe_name(self.trace.name)) / self.policy / safe_name(self.variant) / f"seed{self.seed}"
+        return Path(safe_name(self.trace.name)) / safe_name(self.policy) / safe_name(self.variant) / f"seed{self.seed}"
 
     @property
     def label(self) -> str:
@@ -153,8 +155,9 @@ class RunSpec:
         """A hash of everything that determines the run's results."""
         payload = {"format": RUN_FORMAT, "trace": self.trace_key or self.trace.describe(),
                    "config": relevant_options(self.config), "tau": self.tau}
-        text = json.dumps(payload, sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        if self.inputs:
+            payload["inputs"] = self.inputs
+        return data_hash(payload)
 
     def cost(self, jobs: int) -> float:
         """A rough relative cost, to start the longest runs first."""
@@ -166,14 +169,17 @@ class RunSpec:
 
 #: Options that only matter to a classifier: they do not change a run without one.
 CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
+#: Options added after runs of :data:`RUN_FORMAT` were made, with the value those runs had: left out
+#: of the hash at that value, so that such runs still resume.
+LATER_OPTIONS = {"algorithm": "easy"}
 
 
 def relevant_options(config: dict) -> dict:
     """The scheduling options that can change a run's results (a run without a classifier ignores the
     classifier's options, so changing them does not make it rerun)."""
-    if config.get("classifier", "none") == "none":
-        return {k: v for k, v in config.items() if k not in CLASSIFIER_OPTIONS}
-    return dict(config)
+    ignored = CLASSIFIER_OPTIONS if config.get("classifier", "none") == "none" else ()
+    return {k: v for k, v in config.items()
+            if k not in ignored and not (k in LATER_OPTIONS and LATER_OPTIONS[k] == v)}
 
 
 def safe_name(name: str) -> str:
@@ -248,9 +254,10 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
     seeds = _as_list(data.get("seeds", [0]), "seeds", source)
     if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise ConfigError(f"{source}: 'seeds' must be integers, got {seeds!r}")
-    tau = data.get("tau", 60.0)
-    if not isinstance(tau, (int, float)) or isinstance(tau, bool) or tau <= 0:
-        raise ConfigError(f"{source}: 'tau' must be a positive number of seconds, got {tau!r}")
+    try:
+        tau = positive_seconds(data.get("tau", 60.0))
+    except ValueError as exc:
+        raise ConfigError(f"{source}: 'tau': {exc}") from None
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise ConfigError(f"{source}: 'options' must be an object of scheduling options")
@@ -258,6 +265,9 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
     if forbidden:
         raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'policies' / 'seeds', not in 'options'")
     trace_dirs = [str(_resolve(d, base)) for d in _as_list(data.get("trace_dirs", []), "trace_dirs", source)]
+    for key, values in (("policies", policies), ("variants", variants), ("seeds", seeds)):
+        if not values:
+            raise ConfigError(f"{source}: '{key}' is empty: it would make no run")
     for dup in ("policies", "seeds"):
         values = policies if dup == "policies" else seeds
         if len(set(values)) != len(values):
@@ -316,8 +326,11 @@ def _trace(entry: Any, where: str, base: Path) -> TraceSpec:
             raise ConfigError(f"{where}: {exc}") from None
     nb_res, max_jobs = entry.get("nb_res"), entry.get("max_jobs")
     for key, value in (("nb_res", nb_res), ("max_jobs", max_jobs)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
-            raise ConfigError(f"{where}: '{key}' must be a positive integer, got {value!r}")
+        if value is not None:
+            try:
+                positive_integer(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: '{key}': {exc}") from None
     if nb_res is not None and entry.get("platform"):
         raise ConfigError(f"{where}: give 'nb_res' or 'platform', not both")
     options = entry.get("options", {})
@@ -333,7 +346,7 @@ def _policy(name: Any, source: str) -> str:
     if not isinstance(name, str):
         raise ConfigError(f"{source}: a policy must be a name, got {name!r}")
     try:
-        return get_policy(name).name
+        return policy_name(name)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 

@@ -36,6 +36,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import markdown
 import numpy as np
 import pandas as pd
 
@@ -405,8 +406,8 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
                 continue
             weeks = run.weeks
             weeks = weeks[weeks["n_known"] > 0] if "n_known" in weeks else weeks
-            out.append(f"<details><summary>{trace}: per week (EASY-{run.files.policy.upper()} {run.files.variant}, "
-                       f"seed {run.files.seed})</summary>\n")
+            out.append(f'<details markdown="1"><summary>{trace}: per week '
+                       f"(EASY-{run.files.policy.upper()} {run.files.variant}, seed {run.files.seed})</summary>\n")
             out.append(markdown_table(
                 ["week", "divider (s)", "jobs", "predicted small", "accuracy", "precision", "recall", "false-small",
                  "false-large"],
@@ -464,59 +465,11 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
 
 
 def markdown_to_html(text: str, title: str = "Report") -> str:
-    """A small converter for the Markdown this module writes: headings, paragraphs, tables, images,
-    ``<details>`` blocks, inline code and emphasis. Not a general Markdown implementation."""
-    body: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    paragraph: list[str] = []
-
-    def inline(value: str) -> str:
-        value = html.escape(value, quote=False)
-        value = re.sub(r"!\[([^\]]*)\]\(([^)]+)\)", r'<img alt="\1" src="\2">', value)
-        value = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', value)
-        value = re.sub(r"`([^`]+)`", r"<code>\1</code>", value)
-        value = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", value)
-        return value
-
-    def flush() -> None:
-        if paragraph:
-            body.append("<p>" + inline(" ".join(paragraph)) + "</p>")
-            paragraph.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            flush()
-        elif line.startswith("#"):
-            flush()
-            level = len(line) - len(line.lstrip("#"))
-            body.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
-        elif line.startswith("|"):
-            flush()
-            rows = []
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
-                i += 1
-            right = [c.endswith(":") for c in rows[1]] if len(rows) > 1 else []
-            out = ["<table>", "<tr>" + "".join(f"<th>{inline(c)}</th>" for c in rows[0]) + "</tr>"]
-            for row in rows[2:]:
-                out.append("<tr>" + "".join(
-                    f'<td{" class=r" if j < len(right) and right[j] else ""}>{inline(c)}</td>'
-                    for j, c in enumerate(row)) + "</tr>")
-            out.append("</table>")
-            body.append("\n".join(out))
-            continue
-        elif line.startswith("<details>") or line.startswith("</details>"):
-            flush()
-            summary = re.match(r"<details><summary>(.*)</summary>", line)
-            body.append(f"<details><summary>{inline(summary.group(1))}</summary>" if summary else line)
-        else:
-            paragraph.append(line)
-        i += 1
-    flush()
+    """``text`` as a standalone HTML page, converted by Python-Markdown (tables, and Markdown inside
+    ``<details markdown="1">`` blocks)."""
+    body = markdown.markdown(text, extensions=["tables", "md_in_html"], output_format="html")
     style = ("body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em}"
              "table{border-collapse:collapse;margin:1em 0;font-size:90%}td,th{border:1px solid #ccc;padding:2px 6px}"
-             "td.r{text-align:right}th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3}")
+             "th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3}")
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+            f"<style>{style}</style></head><body>\n{body}\n</body></html>\n")

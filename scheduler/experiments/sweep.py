@@ -14,7 +14,8 @@ Layout of a results folder::
         run_error.txt              the traceback of a failed run
 
 **Resuming.** A run whose ``run_done.json`` holds the hash of its current configuration (trace file
-checksum, cut and machine size, every scheduling option, tau: :attr:`RunSpec.config_hash`) is skipped;
+checksum, cut and machine size, every scheduling option, the checksum of every other file it reads,
+tau: :attr:`RunSpec.config_hash`) is skipped;
 ``force`` reruns everything. A changed parameter changes the hash of the runs it affects only (a run
 without a classifier ignores the classifier's options). The hash does not cover the code: after
 changing the scheduler itself, rerun with ``force``.
@@ -32,7 +33,6 @@ process). Runs are started longest first.
 from __future__ import annotations
 
 import concurrent.futures
-import hashlib
 import heapq
 import itertools
 import json
@@ -49,8 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from scheduler.checksums import data_hash, file_sha256
 from scheduler.errors import ConfigError, SchedulerError, WorkloadError
 from scheduler.experiments.grid import RunSpec, SweepConfig, TraceSpec, safe_name
+from scheduler.values import json_ready
 
 RUN_PREFIX = "run"
 DONE_FILE = f"{RUN_PREFIX}_done.json"
@@ -115,14 +117,6 @@ def resolve_trace_file(trace: TraceSpec, trace_dirs: Iterable[str | Path] = (), 
     raise WorkloadError(f"trace {trace.name}: {trace.path}: no such file")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def trace_key(trace: TraceSpec, path: Path) -> dict:
     """Everything about a trace that its runs' results depend on."""
     platform_size = None
@@ -130,19 +124,37 @@ def trace_key(trace: TraceSpec, path: Path) -> dict:
         from scheduler.platforms import read_platform
 
         platform_size = read_platform(trace.platform).nb_compute_hosts
-    return {"name": trace.name, "file": path.name, "sha256": _sha256(path), "nb_res": trace.nb_res,
+    return {"name": trace.name, "file": path.name, "sha256": file_sha256(path), "nb_res": trace.nb_res,
             "platform_hosts": platform_size, "max_jobs": trace.max_jobs}
 
 
+def input_checksums(config: dict, known: dict[str, str] | None = None) -> dict[str, str]:
+    """The SHA-256 of each file a run with ``config`` reads besides its trace (θ files, a saved
+    classifier), by path; ``known`` caches them across runs."""
+    from scheduler.compose import input_files
+    from scheduler.config import SchedulerConfig
+
+    known = {} if known is None else known
+    checksums = {}
+    for path in input_files(SchedulerConfig(**config)):
+        if path not in known:
+            try:
+                known[path] = file_sha256(path)
+            except OSError as exc:
+                raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        checksums[path] = known[path]
+    return checksums
+
+
 def cache_file(cache_dir: Path, key: dict) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    return cache_dir / f"{safe_name(key['name'])}-{digest}.pkl"
+    return cache_dir / f"{safe_name(key['name'])}-{data_hash(key)}.pkl"
 
 
 def prepare_trace(path: str, key: dict, target: str) -> dict:
     """Parse and clean a trace once and pickle the :class:`Workload` into ``target`` (worker side).
 
-    Returns ``{"jobs", "nb_machines", "seconds"}``; a sidecar ``target.json`` holds the same."""
+    Returns ``{"jobs", "nb_machines", "cleaning", "seconds"}`` (``cleaning``: the SWF cleaning report, as a
+    dict); a sidecar ``target.json`` holds the same."""
     started = time.perf_counter()
     from scheduler.workloads import load_workload
 
@@ -157,6 +169,7 @@ def prepare_trace(path: str, key: dict, target: str) -> dict:
         pickle.dump(workload, stream, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(partial, target)
     info = {"jobs": len(workload), "nb_machines": int(nb_machines), "key": key,
+            "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
             "seconds": time.perf_counter() - started}
     sidecar = target.with_suffix(".json")
     sidecar.write_text(json.dumps(info, indent=2) + "\n")
@@ -217,9 +230,10 @@ def execute_run(task: dict) -> dict:
         config = SchedulerConfig.from_dict(dict(task["config"]), f"run {task['labels']['label']}")
         result, core = simulate(workload, config, task["nb_machines"])
         simulated = time.perf_counter()
-        summary = run_summary(result, core, workload, config, tau=task["tau"], wall_time=simulated - loaded)
+        outcome = core.outcome()
+        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded)
         summary["sweep"] = {**task["labels"], "hash": task["hash"]}
-        write_results(directory / RUN_PREFIX, result, summary, core)
+        write_results(directory / RUN_PREFIX, result, summary, outcome)
         written = time.perf_counter()
         timings = {"load": loaded - started, "load_reused": reused, "simulate": simulated - loaded,
                    "write": written - simulated, "start": started_wall, **where}
@@ -338,9 +352,11 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     """Run every unfinished run of ``config`` into ``results_dir`` (see the module doc)."""
     from tqdm import tqdm
 
+    from scheduler.workloads.cleaning import CleaningReport
+
     started_wall = time.time()
     started = time.perf_counter()
-    results = Path(results_dir)
+    results = Path(results_dir).absolute()  # the workers' working directory may be another
     results.mkdir(parents=True, exist_ok=True)
     cache_dir = results / CACHE_DIR
     trace_dirs = [*trace_dirs, *config.trace_dirs]
@@ -360,7 +376,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
                     log(f"trace {trace.name}: downloading {trace.archive} from the Parallel Workloads Archive")
                 path = resolve_trace_file(trace, trace_dirs)
             key = trace_key(trace, path)
-            traces[trace.name] = {"path": str(path), "key": key, "cache": str(cache_file(cache_dir, key))}
+            traces[trace.name] = {"path": str(path.absolute()), "key": key, "cache": str(cache_file(cache_dir, key))}
         except SchedulerError as exc:
             traces[trace.name] = {"error": f"{type(exc).__name__}: {exc}"}
         except OSError as exc:
@@ -374,6 +390,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     })
 
     pending_runs: dict[str, list[RunSpec]] = {}
+    checksums: dict[str, str] = {}
     for run in runs:
         directory = results / run.relative_dir
         info = traces[run.trace.name]
@@ -382,6 +399,12 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
             _write_error(directory, info["error"])
             continue
         run.trace_key = info["key"]
+        try:
+            run.inputs = input_checksums(run.config, checksums)
+        except ConfigError as exc:
+            outcomes[run.label] = RunOutcome(run.label, str(directory), "failed", f"ConfigError: {exc}")
+            _write_error(directory, f"ConfigError: {exc}")
+            continue
         if not force and run_is_done(directory, run.config_hash):
             outcomes[run.label] = RunOutcome(run.label, str(directory), "skipped")
             continue
@@ -406,6 +429,9 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     runs_started = time.perf_counter()
     try:
         def queue_runs(name: str, info: dict) -> None:
+            if log and info.get("cleaning"):
+                with tqdm.external_write_mode(file=sys.stderr):
+                    log(f"trace {name}: {CleaningReport(**info['cleaning']).format()}")
             for run in pending_runs[name]:
                 task = {"directory": str(results / run.relative_dir), "workload": traces[name]["cache"],
                         "nb_machines": info["nb_machines"], "config": run.config, "tau": run.tau,
@@ -570,8 +596,6 @@ def _write_error(directory: Path, error: str) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    from scheduler.sim.results import json_ready
-
     partial = path.with_name(f".{path.name}.part")
     partial.write_text(json.dumps(json_ready(data), indent=2, default=str) + "\n")
     os.replace(partial, path)

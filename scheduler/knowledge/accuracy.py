@@ -7,6 +7,8 @@ runtime:
 - ``r2``: coefficient of determination 1 − Σ(R − P)² / Σ(R − mean R)²;
 - ``under``: share of under-predictions (P < R), i.e. of jobs that will miss their deadline.
 
+(MAE and R² are ``sklearn.metrics``' ``mean_absolute_error`` and ``r2_score``.)
+
 Talby et al.'s per-prediction measures, for a prediction P of runtime R:
 
 - accuracy a(P, R) = min(P, R) / max(P, R), in (0, 1], 1 for a perfect prediction (Tsafrir et
@@ -27,8 +29,8 @@ import math
 from collections import Counter
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
+from sklearn.metrics import mean_absolute_error, r2_score
 
 #: The columns of a per-job accuracy table (``PREFIX_predictions.csv``).
 JOB_COLUMNS = ["job_id", "runtime", "requested", "first_prediction", "last_prediction", "nb_predictions",
@@ -83,15 +85,15 @@ def job_accuracy(predictions) -> pd.DataFrame:
 def accuracy_summary(table: pd.DataFrame) -> dict[str, float]:
     """MAE, R² and share of under-predictions of the first predictions, the mean ``ra`` and ``ai``
     and the number of deadline misses, over a per-job table (:func:`job_accuracy`, or a
-    ``PREFIX_predictions.csv`` read back)."""
+    ``PREFIX_predictions.csv`` read back). R² is NaN when the runtimes are all equal."""
     predicted = table["first_prediction"].to_numpy(dtype=float)
     actual = table["runtime"].to_numpy(dtype=float)
     n = len(table)
-    spread = float(((actual - actual.mean()) ** 2).sum()) if n else 0.0
+    varied = n > 1 and actual.min() < actual.max()
     return {
         "nb_jobs": n,
-        "mae": float(np.abs(predicted - actual).mean()) if n else math.nan,
-        "r2": 1 - float(((actual - predicted) ** 2).sum()) / spread if spread > 0 else math.nan,
+        "mae": float(mean_absolute_error(actual, predicted)) if n else math.nan,
+        "r2": float(r2_score(actual, predicted)) if varied else math.nan,
         "under": float((predicted < actual).mean()) if n else math.nan,
         "ra": float(table["ra"].mean()) if n else math.nan,
         "ai": float(table["ai"].mean()) if n else math.nan,

@@ -99,6 +99,7 @@ import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
+from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES
 from scheduler.knowledge.features import (
     CATEGORIES,
     CategoryCodes,
@@ -110,10 +111,6 @@ from scheduler.knowledge.features import (
 FORMAT_NAME = "scheduler.knowledge.JobClassifier"
 FORMAT_VERSION = 1
 MAGIC = b"BATSIM-CLASSIFIER-SCHEDULER JobClassifier\n"
-
-METHODS = ("rf", "oracle", "none")
-FEATURE_MODES = ("live", "paper")
-DIVIDERS = ("median", "last-week-median")
 
 #: Default hyper-parameters (the module docstring says why, and what they cost).
 DEFAULTS = dict(n_estimators=24, max_depth=14, min_samples_leaf=4, max_features="sqrt",

@@ -4,10 +4,13 @@
 (:class:`scheduler.knowledge.predictors.Predictions`) caps it at p̃ (``requested``). Each rule
 returns a value greater than ``elapsed`` whenever p̃ allows it.
 
-- ``requested``: p̃ (Mu'alem and Feitelson; the EASY default).
-- ``incremental`` (Tsafrir et al. 2007): the original prediction plus the first of
-  1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h, 50 h, 100 h that takes it beyond the
-  elapsed time; p̃ beyond that.
+- ``requested``: p̃. This is Tsafrir et al.'s prediction correction, hence EASY++'s: a prediction
+  that expires below the user's estimate becomes the estimate (only a job that outlives its
+  estimate gets increments, and Batsim kills a job at p̃).
+- ``incremental`` (Gaussier et al.'s reading of Tsafrir's increments, as in their ``predictsim``):
+  the original prediction plus the first of 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h,
+  20 h, 50 h, 100 h that takes it beyond the elapsed time; p̃ beyond that. A job predicted far
+  below its runtime misses many deadlines, each one leaving EASY's reservation too early.
 - ``doubling``: the current prediction doubled until it exceeds the elapsed time.
 """
 

@@ -23,19 +23,25 @@ Predictors (``get_predictor``):
 - ``requested``: p̃.
 - ``clairvoyant``: the actual runtime, capped at p̃.
 - ``constant`` (``constant:C``): C seconds (default 1), capped at p̃.
-- ``ave2`` (EASY++, Tsafrir et al. 2007): the mean of the user's last two runtimes, capped at
-  p̃; p̃ while the user has fewer than two terminated jobs.
-- ``ruh`` (recent user history): the median of the user's last (up to) three runtimes; p̃ for
-  a user without terminated jobs.
+- ``ave2`` (EASY++, Tsafrir et al. 2007): the mean runtime of the user's last two jobs, capped at
+  p̃; the runtime of the only one when the user has one; p̃ for a user without any.
+- ``ruh`` (recent user history): the median runtime of the user's last (up to) three jobs; p̃ for
+  a user without any.
 - ``sbh`` / ``sbh-noest``: session-based history (Talby et al.), see :class:`SessionBasedHistory`.
 - ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :mod:`scheduler.knowledge.eloss`.
+
+A user's "last" jobs (``ave2``, ``ruh``) are, after Tsafrir et al., the most recently *submitted*
+of the user's terminated jobs: a job that ends after a later-submitted one has ended does not
+displace it.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict, deque
-from statistics import median
+from bisect import insort
+from collections import defaultdict
+from itertools import count
+from statistics import fmean, median
 from typing import Any, Callable
 
 from scheduler.core.job import Job
@@ -95,42 +101,50 @@ class ConstantPredictor(Predictor):
 
 
 class _UserHistory(Predictor):
-    """Keeps the last ``window`` runtimes of each user (at termination)."""
+    """Predicts ``combine`` of the runtimes of the user's last ``window`` jobs, p̃ for a user without
+    any. The last jobs are the most recently submitted of the user's terminated jobs (Tsafrir et al.:
+    the history is updated when a job submitted after the ones it holds terminates)."""
 
     window = 1
 
     def __init__(self) -> None:
-        self.history: dict[Any, deque] = defaultdict(lambda: deque(maxlen=self.window))
+        self.history: dict[Any, list[tuple[int, float]]] = defaultdict(list)  # user -> [(rank, runtime)]
+        self._ranks = count()
+        self._rank: dict[str, int] = {}  # submitted, not terminated job -> its submission rank
+
+    @staticmethod
+    def combine(runtimes: list[float]) -> float:
+        raise NotImplementedError
+
+    def predict(self, job: Job, now: float) -> float:
+        self._rank[job.id] = next(self._ranks)
+        last = self.history.get(user_of(job))
+        return self.combine([runtime for _, runtime in last]) if last else job.walltime
 
     def on_end(self, job: Job, runtime: float, now: float) -> Updates:
-        self.history[user_of(job)].append(runtime)
+        rank = self._rank.pop(job.id, None)
+        last = self.history[user_of(job)]
+        insort(last, (next(self._ranks) if rank is None else rank, runtime))
+        if len(last) > self.window:
+            del last[0]
         return None
 
 
 class Ave2Predictor(_UserHistory):
-    """EASY++'s predictor: mean of the user's last two runtimes; p̃ without two of them."""
+    """EASY++'s predictor: the mean runtime of the user's last two jobs (of the only one if one)."""
 
     name = "ave2"
     window = 2
 
-    def predict(self, job: Job, now: float) -> float:
-        last = self.history.get(user_of(job))
-        if last is None or len(last) < 2:
-            return job.walltime
-        return (last[0] + last[1]) / 2
+    combine = staticmethod(fmean)
 
 
 class RecentUserHistory(_UserHistory):
-    """Median of the user's last (up to) three runtimes; p̃ for a user without any."""
+    """The median runtime of the user's last (up to) three jobs."""
 
     name = "ruh"
     window = 3
-
-    def predict(self, job: Job, now: float) -> float:
-        last = self.history.get(user_of(job))
-        if not last:
-            return job.walltime
-        return median(last)
+    combine = staticmethod(median)
 
 
 class SessionBasedHistory(Predictor):

@@ -38,6 +38,10 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from scheduler.core.events import (
+    KILLED,
+    REJECTED,
+    SUCCESS,
+    WALLTIME,
     CallMeLater,
     Decision,
     Event,
@@ -59,7 +63,9 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
+from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.workloads.model import Workload
+
 
 @dataclass
 class TimedReply:
@@ -72,21 +78,8 @@ class TimedReply:
 
 DecideFunction = Callable[[float, Sequence[Event]], "Sequence[Decision] | TimedReply"]
 
-SUCCESS, WALLTIME, KILLED, REJECTED = (
-    "COMPLETED_SUCCESSFULLY",
-    "COMPLETED_WALLTIME_REACHED",
-    "COMPLETED_KILLED",
-    "REJECTED",
-)
 _RUNNING = "RUNNING"
 _END, _SUBMIT, _CALL = "end", "submit", "call"
-
-#: The columns of Batsim's ``_jobs.csv``, in order.
-JOB_COLUMNS = [
-    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources", "requested_time",
-    "success", "final_state", "starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time",
-    "stretch", "allocated_resources", "consumed_energy", "metadata",
-]
 
 
 @dataclass(slots=True)
@@ -434,7 +427,7 @@ class BatsimEngine:
                 alloc = to_interval_string(sim.mask)
             rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
                          int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
-        return pd.DataFrame(rows, columns=JOB_COLUMNS)
+        return pd.DataFrame(rows, columns=JOBS_COLUMNS)
 
 
 def _is_missing(value: object) -> bool:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import gzip
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from procset import ProcSet
 
 from scheduler import __version__
+from scheduler.core.events import REJECTED, SUCCESS
+from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
 
 JOBS_COLUMNS = [
@@ -40,9 +42,6 @@ SCHEDULE_COLUMNS = [
 ]
 #: What we write in ``batsim_version``: our own identifier, never Batsim's.
 VERSION_STRING = f"scheduler-{__version__}"
-
-SUCCESS = "COMPLETED_SUCCESSFULLY"
-REJECTED = "REJECTED"
 
 _TEXT_COLUMNS = ["job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata"]
 _INT_COLUMNS = ["requested_number_of_resources", "success"]
@@ -65,16 +64,16 @@ def write_jobs_csv(path: str | Path, jobs: pd.DataFrame) -> None:
     missing = [c for c in JOBS_COLUMNS if c not in jobs.columns]
     if missing:
         raise ValueError(f"cannot write {path}: the jobs table lacks column(s) {', '.join(missing)}")
-    states = _text(jobs["final_state"])
+    states = text_values(jobs["final_state"])
     rejected = [state == REJECTED for state in states]
-    workloads = _text(jobs["workload_name"])
+    workloads = text_values(jobs["workload_name"])
     columns: dict[str, list[str]] = {
-        "job_id": [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(_text(jobs["job_id"]), workloads)],
+        "job_id": [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(text_values(jobs["job_id"]), workloads)],
         "workload_name": workloads,
-        "profile": _text(jobs["profile"]),
+        "profile": text_values(jobs["profile"]),
         "final_state": states,
         "allocated_resources": [_interval_string(v) for v in jobs["allocated_resources"].tolist()],
-        "metadata": ['"' + m + '"' for m in _text(jobs["metadata"])],
+        "metadata": ['"' + m + '"' for m in text_values(jobs["metadata"])],
     }
     for name in _INT_COLUMNS:
         columns[name] = [str(v) for v in jobs[name].to_numpy(dtype=np.int64).tolist()]
@@ -152,7 +151,7 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
     - Energy, sleeping, switching and unavailability are 0 (no energy model); ``scheduling_time``,
       ``simulation_time`` (wall-clock seconds) and ``batsim_version`` are passed in.
     """
-    state = np.array(_text(jobs["final_state"]), dtype=object)
+    state = np.array(text_values(jobs["final_state"]), dtype=object)
     done = state != REJECTED
     submit = jobs["submission_time"].to_numpy(dtype=np.float64)[done]
     start = jobs["starting_time"].to_numpy(dtype=np.float64)[done]
@@ -171,9 +170,9 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
         values = values[~np.isnan(values)]
         return max(0.0, float(values.max())) if len(values) else 0.0
 
-    allocations = [_parse_intervals(_interval_string(v))
+    allocations = [from_interval_string(_interval_string(v))
                    for v, d in zip(jobs["allocated_resources"].tolist(), done) if d]
-    time_computing = float(sum(r * sum(b - a + 1 for a, b in iv) for r, iv in zip(runtime.tolist(), allocations)))
+    time_computing = float(sum(r * mask.bit_count() for r, mask in zip(runtime.tolist(), allocations)))
     return {
         "batsim_version": batsim_version,
         "consumed_joules": float(consumed_joules),
@@ -215,7 +214,7 @@ def write_schedule_csv(path: str | Path, row: dict[str, Any]) -> None:
 
 # --- helpers ----------------------------------------------------------------------------------------
 
-def _text(series: pd.Series) -> list[str]:
+def text_values(series: pd.Series) -> list[str]:
     """A column as a list of strings, ``""`` for missing values (integral floats without ``.0``)."""
     if pd.api.types.is_float_dtype(series.dtype):  # e.g. an all-empty metadata column read by pandas
         return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in series.tolist()]
@@ -249,39 +248,17 @@ def _interval_string(value: Any) -> str:
         return str(int(value))
     if isinstance(value, ProcSet):
         return str(value)
-    return format_intervals(value)
+    return str(ProcSet(*map(int, value)))
 
 
-def format_intervals(machines: Iterable[int]) -> str:
-    """``[0, 1, 2, 3, 7]`` -> ``"0-3 7"``."""
-    ids = sorted(set(int(m) for m in machines))
-    parts, i = [], 0
-    while i < len(ids):
-        j = i
-        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
-            j += 1
-        parts.append(str(ids[i]) if i == j else f"{ids[i]}-{ids[j]}")
-        i = j + 1
-    return " ".join(parts)
-
-
-def _parse_intervals(text: str) -> list[tuple[int, int]]:
-    """``"0-3 7"`` -> ``[(0, 3), (7, 7)]``."""
-    intervals = []
-    for part in text.split():
-        first, _, last = part.partition("-")
-        intervals.append((int(first), int(last or first)))
-    return intervals
-
-
-def _last_job_end_per_machine(finish: np.ndarray, allocations: list[list[tuple[int, int]]],
-                              nb_machines: int) -> float:
-    """Sum over machines of the latest finish time of the jobs that ran on them (0 if none)."""
-    size = max([nb_machines] + [b + 1 for iv in allocations for _, b in iv])
+def _last_job_end_per_machine(finish: np.ndarray, allocations: list[int], nb_machines: int) -> float:
+    """Sum over machines of the latest finish time of the jobs that ran on them (0 if none); an
+    allocation is a bit mask of machines."""
+    size = max([nb_machines] + [mask.bit_length() for mask in allocations])
     last = np.zeros(size)
     for index in np.argsort(finish, kind="stable").tolist():
-        for a, b in allocations[index]:
-            last[a:b + 1] = finish[index]
+        for first, end in runs(allocations[index]):
+            last[first:end + 1] = finish[index]
     return float(last.sum())
 
 

@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import Decision, Event
-from scheduler.core.scheduler import DecisionCore
+from scheduler.decision import DecisionCore
 from scheduler.errors import SimulationError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions, SimulationResult
 from scheduler.workloads.model import Workload

@@ -15,14 +15,15 @@ that partition in ``METACENTRUM-2013-3-zegox.swf.gz`` next to the download.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+import shutil
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from scheduler.checksums import stream_sha256
 from scheduler.errors import WorkloadError
 from scheduler.workloads.swf import read_header, read_swf, write_swf
 
@@ -170,21 +171,16 @@ def zegox_partition(header: dict) -> int:
 
 def _download(trace: Trace, target: Path, verify: bool) -> None:
     part = target.with_name(target.name + ".part")
-    sha = hashlib.sha256()
-    size = 0
     try:
         with urllib.request.urlopen(trace.url, timeout=60) as response, open(part, "wb") as out:
-            while chunk := response.read(1 << 20):
-                out.write(chunk)
-                sha.update(chunk)
-                size += len(chunk)
+            shutil.copyfileobj(response, out, 1 << 20)
     except (urllib.error.URLError, OSError) as exc:
         part.unlink(missing_ok=True)
         reason = getattr(exc, "reason", None) or exc
         raise WorkloadError(f"{trace.url}: download failed ({reason})") from None
     if verify:
         try:
-            _check(trace, part, size, sha.hexdigest())
+            _check(trace, part, *_digest(part))
         except WorkloadError:
             part.unlink(missing_ok=True)
             raise
@@ -192,11 +188,8 @@ def _download(trace: Trace, target: Path, verify: bool) -> None:
 
 
 def _digest(path: Path) -> tuple[int, str]:
-    sha = hashlib.sha256()
     with open(path, "rb") as data:
-        while chunk := data.read(1 << 20):
-            sha.update(chunk)
-    return path.stat().st_size, sha.hexdigest()
+        return stream_sha256(data)
 
 
 def _check(trace: Trace, path: Path, size: int, sha256: str) -> None:

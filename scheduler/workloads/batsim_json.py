@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from scheduler.errors import WorkloadError
+from scheduler.values import is_number, plain
 from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
 from scheduler.workloads.swf import open_text
 
@@ -81,7 +82,7 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
     records = [dict(zip(names, row)) for row in zip(*columns)]
     if jobs[names].isna().to_numpy().any():
         records = [{k: v for k, v in r.items() if not _is_missing(v)} for r in records]
-    dumps = json.JSONEncoder(separators=(",", ":"), default=_native).encode
+    dumps = json.JSONEncoder(separators=(",", ":"), default=plain).encode
     head = {"nb_res": int(workload.nb_res)}
     if description:
         head["description"] = description
@@ -153,7 +154,7 @@ def _delays(path: Path, jobs: pd.DataFrame, profiles) -> np.ndarray:
         if not isinstance(profile, dict):
             first = (jobs["profile"] == name).to_numpy()
             raise WorkloadError(f"{path}: {_job(jobs, first)} uses the unknown profile '{name}'")
-        if profile.get("type") != "delay" or not _is_number(profile.get("delay")):
+        if profile.get("type") != "delay" or not (is_number(delay := profile.get("delay")) and math.isfinite(delay)):
             first = (jobs["profile"] == name).to_numpy()
             raise WorkloadError(f"{path}: {_job(jobs, first)} uses profile '{name}' of type "
                                 f"'{profile.get('type')}': only 'delay' profiles with a numeric "
@@ -194,15 +195,6 @@ def _job(jobs: pd.DataFrame, mask: np.ndarray) -> str:
     return f"job #{index}" + (f" (id {job_id})" if job_id is not None and not _is_missing(job_id) else "")
 
 
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _is_missing(value) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
-
-def _native(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {value!r}")

@@ -40,6 +40,7 @@ or ``MaxNodes``, and finally the largest job.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -109,15 +110,15 @@ class CleaningReport:
         return asdict(self)
 
     def format(self) -> str:
-        """A short human-readable summary for the CLI."""
-        lines = [f"{self.source}: {self.swf_jobs} jobs read, {self.kept_jobs} kept, "
-                 f"{self.dropped_jobs} dropped",
-                 f"  machine: {self.nb_res} processors ({self.nb_res_from})"]
+        """What the cleaning did, rule by rule with its count, as the CLI prints it."""
+        lines = [f"{Path(self.source).name}: {self.swf_jobs:,} jobs read, {self.kept_jobs:,} kept, "
+                 f"{self.dropped_jobs:,} dropped",
+                 f"  machine: {self.nb_res:,} processors ({self.nb_res_from})"]
         if self.skipped_lines:
-            lines.append(f"  malformed lines skipped: {self.skipped_lines}")
+            lines.append(f"  malformed lines skipped: {self.skipped_lines:,}")
         for rule, count in self.dropped.items():
             if count:
-                lines.append(f"  dropped {count:>7}  {rule:<16} {DROP_RULES[rule]}")
+                lines.append(f"  dropped {count:>7,}  {rule:<16} {DROP_RULES[rule]}")
         labels = {
             "res_from_requested": "processors taken from the request (allocation unknown)",
             "walltime_missing": "no requested time: walltime = "
@@ -127,9 +128,9 @@ class CleaningReport:
         }
         for name, count in self.fixed.items():
             if count:
-                lines.append(f"  fixed   {count:>7}  {labels[name]}")
+                lines.append(f"  fixed   {count:>7,}  {labels[name]}")
         if self.notes.get("walltime==runtime"):
-            lines.append(f"  note    {self.notes['walltime==runtime']:>7}  walltime == runtime: "
+            lines.append(f"  note    {self.notes['walltime==runtime']:>7,}  walltime == runtime: "
                          "Batsim ends them as COMPLETED_WALLTIME_REACHED")
         return "\n".join(lines)
 
@@ -200,7 +201,7 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
         notes={"walltime==runtime": int((walltime == runtime).sum()),
                "alloc!=requested_procs": int((jobs["res"] != jobs["requested_procs"]).sum())},
     )
-    workload = Workload(jobs=jobs, nb_res=nb_res, source=source, header=trace.header)
+    workload = Workload(jobs=jobs, nb_res=nb_res, source=source, header=trace.header, cleaning=report)
     return workload, report
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from scheduler.errors import WorkloadError
+
+if TYPE_CHECKING:
+    from scheduler.workloads.cleaning import CleaningReport
 
 #: Columns every workload table has. ``walltime`` is -1 when the job has no limit.
 REQUIRED_COLUMNS = ("id", "subtime", "res", "walltime", "runtime", "profile")
@@ -27,6 +31,8 @@ class Workload:
     Any other column (``user``, ``group``, ``executable``, ``queue``, ``partition``,
     ``requested_procs``, ``unix_submit_time``...) is an extra field forwarded to the
     scheduler in JOB_SUBMITTED, as Batsim does.
+
+    ``cleaning`` is what the cleaning rules did when the workload comes from an SWF trace.
     """
 
     jobs: pd.DataFrame
@@ -34,6 +40,7 @@ class Workload:
     name: str = "w0"
     source: str | None = None
     header: dict = field(default_factory=dict)
+    cleaning: CleaningReport | None = None
 
     def __post_init__(self) -> None:
         missing = [c for c in REQUIRED_COLUMNS if c not in self.jobs.columns]

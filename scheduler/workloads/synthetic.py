@@ -191,3 +191,48 @@ def _requests(typical: np.ndarray, sigma: np.ndarray, factor: np.ndarray,
     wanted = typical * np.exp(sigma / 2) * factor * rng.lognormal(0.0, 0.2, len(typical))
     steps = np.append(REQUEST_STEPS[REQUEST_STEPS < max_runtime], max_runtime)
     return steps[np.minimum(np.searchsorted(steps, wanted), len(steps) - 1)]
+
+
+def repeating_users(n_jobs: int = 2000, nb_res: int = 64, *, erratic: float = 0.0, n_users: int = 30,
+                    load: float = 0.8, seed: int = 0) -> Workload:
+    """Users whose runtimes repeat exactly, and a share ``erratic`` of users whose runtimes do not:
+    a workload on which per-user-history predictors (``ave2``, ``ruh``) behave as known by construction.
+
+    - Each user submits jobs of one size (a power of two up to half the machine) and one requested
+      time p̃: the user's typical runtime (log-uniform between 1 min and 4 h) times an
+      over-estimation factor (2 to 10), rounded up to a round duration (``REQUEST_STEPS``).
+    - A *regular* user's jobs all run exactly the typical runtime: once one of them has terminated,
+      ``ave2`` predicts the user's next jobs exactly, and none of them outlives its prediction.
+    - An *erratic* user's jobs each run a fresh time, log-uniform between 10 s and p̃: history tells
+      little, and ``ave2`` under-predicts about half of them. Users 1 to ``round(erratic * n_users)``
+      are the erratic ones.
+    - Jobs arrive with the daily and weekly rhythm of :func:`generate`, over a period that makes the
+      offered load (work / (nb_res x duration)) ``load``; each job's user is drawn uniformly.
+    """
+    if n_jobs <= 0 or nb_res < 2 or n_users <= 0 or load <= 0 or not 0 <= erratic <= 1:
+        raise WorkloadError("repeating_users: n_jobs, n_users and load must be positive, nb_res at least 2 "
+                            "and erratic a share in [0, 1]")
+    rng = np.random.default_rng(seed)
+    typical = np.round(np.exp(rng.uniform(np.log(60), np.log(4 * 3600), n_users)))
+    wanted = typical * rng.uniform(2, 10, n_users)
+    request = REQUEST_STEPS[np.minimum(np.searchsorted(REQUEST_STEPS, wanted), len(REQUEST_STEPS) - 1)]
+    size = 2 ** rng.integers(0, int(np.log2(nb_res)), n_users)
+    erratic_user = np.arange(n_users) < round(erratic * n_users)
+
+    user = rng.integers(0, n_users, n_jobs)
+    fresh = np.round(np.exp(rng.uniform(np.log(10), np.log(request[user]))))
+    runtime = np.where(erratic_user[user], fresh, typical[user])
+    horizon = float((size[user] * runtime).sum()) / (load * nb_res)
+    table = pd.DataFrame({
+        "id": np.arange(1, n_jobs + 1).astype(str),
+        "subtime": np.floor(_poisson_arrivals(rng, n_jobs, horizon)),
+        "res": size[user],
+        "walltime": request[user],
+        "runtime": runtime,
+    })
+    table["profile"] = delay_profile_names(table["runtime"])
+    table["user"] = user + 1
+    source = (f"repeating-users workload: {n_jobs} jobs, {nb_res} processors, {n_users} users "
+              f"({erratic:.0%} erratic), load {load:g}, seed {seed}")
+    return Workload(jobs=table, nb_res=nb_res, name="w0", source=source,
+                    header={"Generator": "scheduler.workloads.synthetic.repeating_users", "Seed": seed})

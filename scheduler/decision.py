@@ -1,16 +1,25 @@
-"""The decision core: Batsim-level events in, decisions out. Pure: no I/O, no clock."""
+"""The decision core: Batsim-level events in, decisions out, one instance per simulation.
+
+:meth:`DecisionCore.decide` is pure: no I/O, no clock. The core is made of parts built from its
+config by :func:`scheduler.compose.build_parts` (the one place that reads files): the queue policy,
+the scheduling algorithm, the runtime knowledge and predictions, and the classifier. The front ends
+read what it has to report through :meth:`DecisionCore.outcome` only.
+"""
 
 from __future__ import annotations
 
 import heapq
 import logging
 from collections import Counter
-from typing import Any, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterable
 
+from scheduler.compose import Classifier, Parts, build_parts
 from scheduler.config import SchedulerConfig
 from scheduler.core.alarms import Alarms
-from scheduler.core.easy import EasyBackfilling
+from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import (
+    KILLED as COMPLETED_KILLED,
     AnswerWaitingTime,
     Decision,
     Event,
@@ -28,11 +37,12 @@ from scheduler.core.events import (
     WaitingTimeQuery,
 )
 from scheduler.core.job import Job
-from scheduler.core.policies import get_policy
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
-from scheduler.knowledge import get_estimates
+
+if TYPE_CHECKING:
+    import pandas as pd  # annotations only: serve for EASY does not import pandas
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
@@ -42,30 +52,45 @@ SMALL, LARGE = 0, 1
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What a decision core has to report on its simulation (:meth:`DecisionCore.outcome`)."""
+
+    #: ``submitted`` (attempts), ``completed``, ``killed`` and ``rejected`` counts, and ``reject_reasons``.
+    accounting: dict[str, Any]
+    #: The classifier's quality over the jobs whose class is known, with ``nb_small`` and ``kills``.
+    classifier: dict[str, Any] | None = None
+    #: The runtime predictions' accuracy (MAE, R², RA, AI, deadline misses...).
+    predictions: dict[str, Any] | None = None
+    #: Tables of what the scheduler learnt, by the suffix of the file they go to (``PREFIX_<suffix>.csv``).
+    reports: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: The classifier as trained (``model.save(path)`` writes it for ``--model``), None without one.
+    model: Any = None
+
+
 class DecisionCore:
     """One scheduler instance for one simulation.
 
     Front ends call :meth:`decide` once per Batsim message with that message's events,
-    and send back the decisions it returns, in order.
+    and send back the decisions it returns, in order. ``parts`` default to those the config
+    asks for; a ``classifier`` given here replaces the config's.
     """
 
-    def __init__(self, config: SchedulerConfig | None = None, classifier: Any = None) -> None:
+    def __init__(self, config: SchedulerConfig | None = None, classifier: Classifier | None = None,
+                 parts: Parts | None = None) -> None:
         self.config = config or SchedulerConfig()
-        self.knowledge = get_estimates(self.config.estimates)
-        # runtime predictions with a correction rule, when a predictor other than requested is chosen
-        self.predictions = None
-        if self.config.uses_predictor:
-            from scheduler.knowledge.predictors import make_predictions
-
-            self.predictions = make_predictions(self.config.predictor, self.config.correction,
-                                                self.config.predictor_options)
-            self.knowledge = self.predictions
+        parts = parts or build_parts(self.config)
+        if classifier is not None:
+            parts = replace(parts, classifier=lambda start_time: classifier)
+        self.parts = parts
+        self.knowledge = parts.knowledge
+        self.predictions = parts.predictions  # runtime predictions with a correction rule, or None
         self._prediction_ends: list[tuple[float, str]] = []  # (predicted end, running job id)
         self.alarms = Alarms()
         self._replan = False  # predictions changed since the last decision
-        self.classifier = classifier  # built at SIMULATION_BEGINS unless given
+        self.classifier: Classifier | None = None  # started at SIMULATION_BEGINS
         self.safeguard: Safeguard | None = None
-        self.easy: EasyBackfilling | None = None
+        self.algorithm: Algorithm | None = None
         self.jobs: dict[str, Job] = {}
         self.states: dict[str, str] = {}
         self.reject_reasons: dict[str, str] = {}
@@ -111,7 +136,7 @@ class DecisionCore:
                 log.info("ignoring %s event at %g: %s", event.type, event.time, event.data)
             else:
                 raise SimulationError(f"unsupported event {type(event).__name__}")
-        if self.easy is None or self.ended:
+        if self.algorithm is None or self.ended:
             return decisions
         self.alarms.passed(now)
         if self.safeguard is not None:
@@ -120,7 +145,7 @@ class DecisionCore:
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
             replan, self._replan = self._replan, False
-        for execute in self.easy.schedule(now, arrived, released, replan):
+        for execute in self.algorithm.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
             self.small_waiting.discard(execute.job_id)
@@ -140,7 +165,7 @@ class DecisionCore:
     # --- event handlers ------------------------------------------------------------
 
     def _begin(self, event: SimulationBegins) -> None:
-        if self.easy is not None:
+        if self.algorithm is not None:
             raise SimulationError("SIMULATION_BEGINS received twice")
         if event.nb_resources <= 0:
             raise SimulationError(f"SIMULATION_BEGINS: nb_resources must be positive, got {event.nb_resources}")
@@ -150,14 +175,13 @@ class DecisionCore:
             if not self.dynamic_jobs:
                 raise ConfigError("the kill safeguard resubmits killed jobs: run Batsim with --enable-dynamic-jobs")
             self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
-        if self.classifier is None and self.config.classifier != "none":
-            self.classifier = make_classifier(self.config, start_time=event.time)
-        queue = JobQueue(get_policy(self.config.policy), self.config.starvation_threshold)
-        backfill = get_policy(self.config.backfill_order) if self.config.backfill_order else None
-        self.easy = EasyBackfilling(self.nb_machines, queue, self._estimate, backfill)
+        if self.parts.classifier is not None:
+            self.classifier = self.parts.classifier(event.time)
+        queue = JobQueue(self.parts.policy, self.config.starvation_threshold)
+        self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order)
 
     def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
-        if self.easy is None:
+        if self.algorithm is None:
             raise SimulationError(f"job {job.id!r} submitted before SIMULATION_BEGINS")
         if job.id in self.origin:
             return None  # Batsim's echo of a job we registered (--acknowledge-dynamic-jobs)
@@ -180,7 +204,7 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.easy.queue.push(job, self._estimate(job), rank=rank, now=now)
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
         return job
 
     def _rejection_reason(self, job: Job) -> str | None:
@@ -201,12 +225,12 @@ class DecisionCore:
             raise SimulationError(f"JOB_COMPLETED for unknown job {job_id!r}")
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
-        self.easy.profile.finish(job_id)
+        self.algorithm.release(job_id)
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
         killed_by_us = self.safeguard is not None and self.safeguard.ended(job_id)
-        if event.state != "COMPLETED_KILLED":
+        if event.state != COMPLETED_KILLED:
             self.states[job_id] = COMPLETED
             if self.classifier is not None:
                 self.classifier.completed(self.jobs[original], now - self.starts[job_id], now)
@@ -222,7 +246,7 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.easy.queue.push(job, self._estimate(job), rank=LARGE, now=now)
+        self.algorithm.enqueue(job, self._estimate(job), LARGE, now)
         return job
 
     def attempt(self, job_id: str) -> int:
@@ -248,9 +272,9 @@ class DecisionCore:
         for job_id, prediction in changes.items():
             state = self.states.get(job_id)
             if state == QUEUED:
-                self.easy.queue.update(self.jobs[job_id], prediction, now)
+                self.algorithm.reestimate(self.jobs[job_id], prediction, now)
             elif state == RUNNING:
-                self.easy.profile.set_expected_end(job_id, self.predictions.expected_end(job_id))
+                self.algorithm.expect_end(job_id, self.predictions.expected_end(job_id))
                 self._watch_prediction(job_id, now, decisions)
             else:
                 continue
@@ -269,7 +293,7 @@ class DecisionCore:
             missed.append(job_id)
         for job_id in missed:
             self.predictions.deadline_miss(self.jobs[job_id], now)
-            self.easy.profile.set_expected_end(job_id, self.predictions.expected_end(job_id))
+            self.algorithm.expect_end(job_id, self.predictions.expected_end(job_id))
             self._watch_prediction(job_id, now, decisions)
             self._replan = True
 
@@ -282,28 +306,32 @@ class DecisionCore:
     # --- queries and accounting ----------------------------------------------------
 
     def estimate_waiting_time(self, job: Job, now: float) -> float:
-        """How long ``job`` would wait if submitted now: EASY's earliest start for it given the
-        running jobs and the current reservation (other queued jobs are not counted, so this is
-        a lower bound). -1 when the job can never run or has no estimate."""
-        if self.easy is None or self._rejection_reason(job):
+        """How long ``job`` would wait if submitted now: the algorithm's earliest start for it given
+        the running jobs (and EASY's reservation); other queued jobs are not counted, so this is a
+        lower bound. -1 when the job can never run or has no estimate."""
+        if self.algorithm is None or self._rejection_reason(job):
             return -1.0
-        fit = self.easy.profile.first_fit(job.res, self._estimate(job), now)
-        return fit.start - now
+        return self.algorithm.earliest_start(job.res, self._estimate(job), now) - now
 
-    def accounting(self) -> Counter:
-        """How many jobs (attempts) are in each lifecycle state."""
-        return Counter(self.states.values())
+    def outcome(self) -> Outcome:
+        """Accounting, the classifier's and the predictions' summaries, and the tables of what was learnt."""
+        states = Counter(self.states.values())
+        accounting = {"submitted": len(self.states), "completed": states[COMPLETED], "killed": states[KILLED],
+                      "rejected": states[REJECTED], "reject_reasons": dict(sorted(self.reject_reasons.items()))}
+        classifier = predictions = None
+        reports: dict[str, pd.DataFrame] = {}
+        if self.classifier is not None:
+            config = self.config
+            classifier = {"method": config.classifier, "features": config.features, "divider": config.divider,
+                          "nb_small": len(self.small), "kills": self.safeguard.kills if self.safeguard else 0,
+                          **self.classifier.summary()}
+            reports["classifier_weeks"] = self.classifier.weekly_report()
+            reports["feature_importances"] = self.classifier.feature_importances().reset_index()
+        if self.predictions is not None:
+            from scheduler.knowledge.accuracy import accuracy_summary
 
-
-def make_classifier(config: SchedulerConfig, start_time: float = 0.0):
-    """The job classifier a config asks for (loaded from ``config.model`` when given; the config's
-    probability threshold applies to a loaded forest too)."""
-    from scheduler.knowledge.classifier import JobClassifier
-
-    if config.model:
-        classifier = JobClassifier.load(config.model, start_time=start_time)
-        classifier.threshold = config.classifier_threshold
-        return classifier
-    return JobClassifier(method=config.classifier, divider=config.divider, features=config.features,
-                         seed=config.seed, start_time=start_time, timezone=config.timezone,
-                         threshold=config.classifier_threshold)
+            table = self.predictions.accuracy_table()
+            predictions = {"predictor": self.config.predictor, "correction": self.config.correction,
+                           **accuracy_summary(table)}
+            reports["predictions"] = table
+        return Outcome(accounting, classifier, predictions, reports, self.classifier)

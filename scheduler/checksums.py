@@ -1,0 +1,30 @@
+"""SHA-256 digests: of files (inputs of a run, downloads) and of JSON-able data (configuration hashes)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, BinaryIO
+
+
+def stream_sha256(stream: BinaryIO) -> tuple[int, str]:
+    """``(size in bytes, hex digest)`` of what is left to read in ``stream``."""
+    digest = hashlib.sha256()
+    size = 0
+    while block := stream.read(1 << 20):
+        digest.update(block)
+        size += len(block)
+    return size, digest.hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """The hex SHA-256 of a file's content."""
+    with open(path, "rb") as stream:
+        return stream_sha256(stream)[1]
+
+
+def data_hash(data: Any, length: int = 16) -> str:
+    """A short hex SHA-256 of JSON-able ``data`` (keys sorted; other values by ``str``)."""
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:length]

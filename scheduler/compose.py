@@ -1,0 +1,117 @@
+"""The composition root: a :class:`SchedulerConfig` made into the parts of a decision core.
+
+The one place that reads the files a config names (the θ file of a ``score:FILE`` policy, a
+classifier saved with ``--save-model``) and that turns the config's names into objects: the queue
+and backfill policies, the scheduling algorithm, the runtime knowledge, the predictions and the
+classifier. :func:`input_files` lists those files (a sweep's resume hash covers their content).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from scheduler.config import SchedulerConfig
+from scheduler.core.algorithm import Algorithm
+from scheduler.core.algorithms import get_algorithm
+from scheduler.core.job import Job
+from scheduler.core.policies import Policy, get_policy, score_file
+from scheduler.errors import ConfigError
+from scheduler.knowledge.estimates import RuntimeKnowledge, get_estimates
+
+if TYPE_CHECKING:
+    import pandas as pd  # annotations only: serve for EASY does not import pandas
+
+
+class Classifier(Protocol):
+    """What the decision core asks of a job classifier (``scheduler.knowledge.classifier.JobClassifier``):
+    three calls while deciding, and its reports for :meth:`~scheduler.decision.DecisionCore.outcome`."""
+
+    def classify(self, job: Job, now: float) -> bool:
+        """Whether ``job``, submitted now, is small."""
+
+    def divider_at(self, now: float) -> float:
+        """The small/large boundary in force now, in seconds."""
+
+    def completed(self, job: Job, runtime: float, now: float) -> None:
+        """``job`` ended after running ``runtime`` seconds."""
+
+    def summary(self) -> dict[str, float]:
+        """Its quality over the jobs whose class is known."""
+
+    def weekly_report(self) -> pd.DataFrame:
+        """Its divider, training and quality, week by week."""
+
+    def feature_importances(self) -> pd.DataFrame:
+        """The importance of each feature, week by week (index: week)."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a :class:`~scheduler.decision.DecisionCore` is made of."""
+
+    policy: Policy
+    backfill_order: Policy | None
+    algorithm: type[Algorithm]
+    knowledge: RuntimeKnowledge
+    #: Runtime predictions with a correction rule (``scheduler.knowledge.predictors.Predictions``), or None.
+    predictions: Any = None
+    #: Starts the classifier at the simulation's start time; None without a classifier.
+    classifier: Callable[[float], Classifier] | None = None
+
+
+def build_parts(config: SchedulerConfig) -> Parts:
+    """The parts ``config`` asks for (reading its θ and model files)."""
+    predictions = None
+    if config.uses_predictor:
+        from scheduler.knowledge.predictors import make_predictions
+
+        predictions = make_predictions(config.predictor, config.correction, config.predictor_options)
+    return Parts(
+        policy=load_policy(config.policy),
+        backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
+        algorithm=get_algorithm(config.algorithm),
+        knowledge=predictions if predictions is not None else get_estimates(config.estimates),
+        predictions=predictions,
+        classifier=classifier_starter(config),
+    )
+
+
+def load_policy(name: str) -> Policy:
+    """The policy called ``name``, its θ file read for a ``score:FILE`` policy."""
+    path = score_file(name)
+    return get_policy(name, None if path is None else read_theta(path))
+
+
+def read_theta(path: str) -> Any:
+    """The parsed JSON of a θ file."""
+    try:
+        with open(path) as stream:
+            return json.load(stream)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"score policy {path!r}: cannot read θ ({exc})") from None
+
+
+def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier] | None:
+    """What starts the config's classifier at a simulation's start time: a new one, or the one saved in
+    ``config.model`` (read now), with the config's probability threshold. None without a classifier."""
+    if config.classifier == "none":
+        return None
+    from scheduler.knowledge.classifier import JobClassifier
+
+    if config.model:
+        saved = JobClassifier.load(config.model)
+        saved.threshold = config.classifier_threshold  # checked by the config
+        return saved.restart
+    return lambda start_time: JobClassifier(
+        method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
+        start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold)
+
+
+def input_files(config: SchedulerConfig) -> list[str]:
+    """The files a run with ``config`` reads besides its workload: θ files and a saved classifier."""
+    files = [path for path in map(score_file, filter(None, (config.policy, config.backfill_order))) if path]
+    if config.classifier != "none" and config.model:
+        files.append(config.model)
+    return files

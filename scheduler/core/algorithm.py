@@ -1,0 +1,78 @@
+"""The interface every scheduling algorithm implements (batsched's ``ISchedulingAlgorithm``).
+
+The decision core queues jobs (with a rank: Q_small before Q, and an estimate), tells the
+algorithm when a job ends and when a running job's expected end or a queued job's estimate
+changes, and asks at every decision which queued jobs start now. Every algorithm plans on
+the same waiting queue (:class:`~scheduler.core.queue.JobQueue`) and availability profile
+(:class:`~scheduler.core.profile.AvailabilityProfile`), so classes, the safeguard and runtime
+predictions work with any of them. Machines are chosen lowest-numbered first (batsched's
+``basic`` resource selector).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, ClassVar
+
+from scheduler.core.events import Execute
+from scheduler.core.job import Job
+from scheduler.core.policies import Policy
+from scheduler.core.profile import AvailabilityProfile
+from scheduler.core.queue import JobQueue
+
+
+class Algorithm(ABC):
+    """Decides which queued jobs start now, on which machines.
+
+    ``estimate(job)`` is the runtime the scheduler believes; ``backfill_order`` is the order in
+    which a backfilling algorithm tries its candidates (None: the queue order).
+    """
+
+    #: The name ``--algorithm`` selects it by.
+    name: ClassVar[str]
+    #: Whether it starts jobs out of queue order (only then does ``backfill_order`` mean anything).
+    backfills: ClassVar[bool] = False
+
+    def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
+                 backfill_order: Policy | None = None) -> None:
+        self.profile = AvailabilityProfile(nb_machines)
+        self.queue = queue
+        self.estimate = estimate
+        self.backfill_order = backfill_order
+
+    @abstractmethod
+    def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
+        """The jobs that start now. ``arrived``: jobs queued in this message; ``released``: whether
+        machines were freed since the last decision; ``replan``: whether estimates changed."""
+
+    # --- what the decision core tells ------------------------------------------------
+
+    def enqueue(self, job: Job, estimate: float, rank: int, now: float) -> None:
+        """``job`` waits from now on, in queue ``rank`` (0 before 1)."""
+        self.queue.push(job, estimate, rank=rank, now=now)
+
+    def reestimate(self, job: Job, estimate: float, now: float) -> None:
+        """A queued job's estimate changed."""
+        self.queue.update(job, estimate, now)
+
+    def expect_end(self, job_id: str, end: float) -> None:
+        """A running job's expected end changed."""
+        self.profile.set_expected_end(job_id, end)
+
+    def release(self, job_id: str) -> None:
+        """A running job ended: its machines are free."""
+        self.profile.finish(job_id)
+
+    # --- what the decision core asks -------------------------------------------------
+
+    def earliest_start(self, res: int, duration: float, now: float) -> float:
+        """The earliest time a job of ``res`` machines and ``duration`` could start, given the
+        running jobs (and any reservation), if it were submitted now."""
+        return self.profile.first_fit(res, duration, now).start
+
+    # --- shared by the implementations -----------------------------------------------
+
+    def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:
+        self.profile.start(job.id, now, now + duration, job.res, mask)
+        self.queue.remove(job)
+        started.append(Execute(job.id, mask))

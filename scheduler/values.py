@@ -1,0 +1,39 @@
+"""Plain values: what counts as a number, and numpy values made JSON-ready.
+
+numpy is imported only when a value may be one of its scalars (``serve`` for EASY never imports it).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+
+def is_number(value: Any) -> bool:
+    """A real number (Python or numpy), not a bool."""
+    return isinstance(value, (int, float, numbers.Real)) and not isinstance(value, bool)
+
+
+def plain(value: Any) -> Any:
+    """``json.dumps``'s ``default``: a numpy scalar as the Python number it holds."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` with numpy scalars made plain and NaN made None (JSON has no NaN), recursively."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

@@ -1,0 +1,164 @@
+"""Scheduling options: each declared once (a SchedulerConfig field), read the same way from every source
+(flags, --config files, --variant_options, Batsim's sched-config, sweep configs), documented in the README,
+and every meaningless value rejected with one line naming the option."""
+
+import json
+import re
+import pytest
+
+from scheduler.batsim.server import config_at_begin
+from scheduler.cli import build_parser, main
+from scheduler.cli.options import config_from_args
+from scheduler.config import SchedulerConfig, main_flag, options_of
+from scheduler.core.events import SimulationBegins
+from scheduler.errors import ConfigError
+from scheduler.experiments.grid import parse_config
+
+from tests.helpers import REPO
+
+#: Every option with a valid value other than its default: (flag text, JSON value, the canonical value of both).
+#: An option added to the config without an entry here fails test_every_option_has_an_example.
+EXAMPLES = {
+    "algorithm": ("FCFS", "fcfs", "fcfs"),
+    "policy": ("asc_walltime", "asc_walltime", "spf"),
+    "backfill_order": ("saf", "SAF", "saf"),
+    "estimates": ("clairvoyant", "clairvoyant", "clairvoyant"),
+    "starvation_threshold": ("3600", 3600, 3600.0),
+    "classifier": ("oracle", "oracle", "oracle"),
+    "safeguard": ("kill", "kill", "kill"),
+    "divider": ("600", 600, 600.0),
+    "classifier_threshold": ("0.7", 0.7, 0.7),
+    "features": ("paper", "paper", "paper"),
+    "model": ("saved.model", "saved.model", "saved.model"),
+    "timezone": ("Europe/Stockholm", "Europe/Stockholm", "Europe/Stockholm"),
+    "seed": ("7", 7, 7),
+    "predictor": ("constant:5", "constant:5", "constant:5"),
+    "correction": ("doubling", "doubling", "doubling"),
+    "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
+}
+#: What every example is tried on top of (the safeguard needs a classifier).
+BASE = {"classifier": "rf"}
+
+#: Meaningless values, each with what the error must say besides the option's name.
+BAD = [
+    ("algorithm", "conservative", "unknown algorithm"),
+    ("policy", "nope", "unknown policy"),
+    ("backfill_order", "nope", "unknown policy"),
+    ("estimates", "oracle", "unknown value"),
+    ("starvation_threshold", -5, "positive"),
+    ("starvation_threshold", 0, "positive"),
+    ("classifier", "svm", "unknown value"),
+    ("safeguard", "stop", "unknown value"),
+    ("divider", -3, "positive"),
+    ("divider", 0, "positive"),
+    ("divider", "mean", "median"),
+    ("classifier_threshold", -0.1, "probability"),
+    ("classifier_threshold", 1.5, "probability"),
+    ("features", "all", "unknown value"),
+    ("timezone", "Mars/Olympus", "time zone"),
+    ("seed", -1, "integer"),
+    ("predictor", "psychic", "unknown value"),
+    ("predictor", "constant:-5", "positive"),
+    ("correction", "tripling", "unknown value"),
+    ("predictor_options", [1], "JSON object"),
+    ("model", "", "non-empty"),
+]
+
+
+def flag_text(value):
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def test_every_option_has_an_example():
+    assert set(EXAMPLES) == set(options_of(SchedulerConfig))
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_each_option_reads_the_same_from_every_source(name, tmp_path):
+    text, value, canonical = EXAMPLES[name]
+    assert getattr(SchedulerConfig.from_dict({**BASE, name: value}), name) == canonical
+    flag = main_flag(name, options_of(SchedulerConfig)[name])
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps({**BASE, name: value}))
+    for args in (["--classifier", "rf", flag, text], ["--config", str(path)],
+                 ["--variant_options", json.dumps({**BASE, name.replace("_", "-"): value})]):
+        assert getattr(config_from_args(build_parser().parse_args(["simulate", "w.json", *args])), name) == canonical
+    begins = SimulationBegins(0.0, 4, {"sched-config": json.dumps({**BASE, name: value})})
+    assert getattr(config_at_begin(begins, {}, {}), name) == canonical
+
+
+def test_flags_have_aliases_of_batsched():
+    parse = build_parser().parse_args
+    assert config_from_args(parse(["serve", "-v", "easy_bf", "-o", "desc_walltime"])).policy == "lpf"
+    assert config_from_args(parse(["serve", "--queue_order", "asc_size"])).policy == "sqf"
+
+
+def readme_option_rows() -> dict[str, list[str]]:
+    """The README's scheduling options table: main flag -> cells."""
+    text = (REPO / "README.md").read_text()
+    table = text[text.index("Scheduling options (`simulate --help`):"):]
+    table = table[:table.index("\n\n", table.index("|"))]
+    rows = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        flag = re.match(r"`(--[a-z_-]+)", cells[0])
+        if flag:
+            rows[flag.group(1)] = cells
+    return rows
+
+
+def test_the_readme_documents_every_option_with_its_default():
+    rows = readme_option_rows()
+    for name, spec in options_of(SchedulerConfig).items():
+        flag = main_flag(name, spec)
+        assert flag in rows, f"README.md: no row for {flag}"
+        default = SchedulerConfig.__dataclass_fields__[name].default
+        if default is not None:
+            assert str(default) in rows[flag][-1], f"README.md: {flag}'s default is {default}"
+        for alias in spec.flags[1:]:
+            assert f"`{alias}`" in rows[flag][0], f"README.md: {flag}'s alias {alias}"
+    others = {"--variant", "--config", "--variant_options", "--tau"}
+    assert set(rows) - others == {main_flag(name, spec) for name, spec in options_of(SchedulerConfig).items()}
+
+
+@pytest.mark.parametrize("name, value, says", BAD)
+def test_a_meaningless_value_is_rejected_naming_the_option_from_every_source(name, value, says, tmp_path, capsys):
+    flag = main_flag(name, options_of(SchedulerConfig)[name])
+    # on the command line (the workload is never read)
+    assert main(["simulate", "missing.json", "--classifier", "rf", flag, flag_text(value)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and f"command line: {flag}:" in error and says in error
+    # in a --config file and in --variant_options
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps({name: value}))
+    assert main(["simulate", "missing.json", "--config", str(path)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert f"{path}: {name}:" in error and says in error
+    assert main(["simulate", "missing.json", "--variant_options", json.dumps({name: value})]) == 1
+    error = capsys.readouterr().err.strip()
+    assert f"--variant_options: {name}:" in error and says in error
+    # in Batsim's sched-config, and in a sweep config's options
+    with pytest.raises(ConfigError, match=f"^Batsim's sched-config: {name}: .*{says}"):
+        config_at_begin(SimulationBegins(0.0, 4, {"sched-config": json.dumps({name: value})}), {}, {})
+    sweep = {"policies": [value]} if name == "policy" else {"seeds": [value]} if name == "seed" else {
+        "options": {name: value}}
+    with pytest.raises(ConfigError, match=says) as error:
+        parse_config({"traces": ["x.swf"], **sweep})
+    assert name in str(error.value)
+
+
+@pytest.mark.parametrize("argv", [["simulate", "w.json", "--tau", "-5"], ["simulate", "w.json", "--tau", "0"],
+                                  ["simulate", "w.json", "--nb-res", "0"], ["report", "r", "-o", "out", "--tau", "-1"],
+                                  ["serve", "--timeout", "-2"], ["simulate", "w.json", "--seed", "1.5"],
+                                  ["simulate", "w.json", "--starvation-threshold", "soon"]])
+def test_meaningless_command_line_values_stop_the_parser(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2
+    assert f"argument {argv[-2]}" in capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("tau", [-5, 0, float("nan"), "60"])
+def test_a_sweep_rejects_a_meaningless_tau(tau):
+    with pytest.raises(ConfigError, match="'tau'"):
+        parse_config({"traces": ["x.swf"], "tau": tau})

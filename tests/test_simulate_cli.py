@@ -1,0 +1,139 @@
+"""``simulate`` on the command line: the README's quick start (a comparison of variants), one variant,
+bad variant lists, and what the cleaning and the scheduler left out, said on the console."""
+
+import json
+import re
+import shlex
+
+import pytest
+
+from scheduler.cli import main
+from scheduler.workloads import write_batsim_json
+from scheduler.workloads.synthetic import generate
+
+from tests.helpers import DATA, REPO
+
+
+def quick_start_command() -> list[str]:
+    """The arguments of ``python -m scheduler`` in the README's first command (the quick start)."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Quick start"):]
+    command = re.search(r"```sh\n(.+)\n", section).group(1)
+    install, run = command.rsplit(" && ", 1)
+    assert install.startswith("python3 -m venv .venv && .venv/bin/pip install")
+    assert run.startswith(".venv/bin/python -m scheduler simulate ")
+    return shlex.split(run)[3:]
+
+
+def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeypatch, capsys):
+    argv = quick_start_command()
+    variants = argv[argv.index("--variant") + 1].split(",")
+    assert variants == ["base", "classification-idempotent", "class-clairvoyant"]
+    (tmp_path / "workloads").symlink_to(REPO / "workloads")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    prefix = argv[argv.index("--output-prefix") + 1]
+    summaries = {name: json.loads((tmp_path / f"{prefix}_{name}_summary.json").read_text()) for name in variants}
+
+    lines = out.splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.split() == variants) + 1:]
+    rows = {line.rsplit(None, 3)[0].strip(): line.split()[-3:] for line in table if line.strip()}
+    bsld = [summaries[name]["metrics"]["mean_bsld"] for name in variants]
+    assert rows["mean bsld (tau=60s)"] == [f"{value:.2f}" for value in bsld]
+    assert rows["reduction vs base"] == ["–"] + [f"{1 - value / bsld[0]:.1%}" for value in bsld[1:]]
+    assert rows["classifier"] == ["none", "rf", "oracle"] and rows["safeguard"] == ["none", "kill", "none"]
+    assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
+    assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
+    kills = summaries["classification-idempotent"]["metrics"]["nb_kills"]
+    assert rows["kills"] == ["0", f"{kills:,}", "0"] and kills > 0
+    assert rows["wasted processor-hours"][0] == "0" and rows["share of the work"][1].endswith("%")
+    assert "scheduler EASY-FCFS, estimates=requested" in out
+    for name in variants:
+        assert f"wrote {prefix}_{name}_jobs.csv, _schedule.csv, _summary.json" in out
+        assert summaries[name]["config"]["classifier"] == rows["classifier"][variants.index(name)]
+
+
+def small_workload(tmp_path, jobs=300):
+    path = tmp_path / "small.json"
+    write_batsim_json(generate(jobs, weeks=2, nb_res=16, seed=2), path)
+    return path
+
+
+def test_one_variant_prints_one_table_and_writes_under_the_prefix_itself(tmp_path, capsys):
+    assert main(["simulate", str(small_workload(tmp_path)), "--variant", "class-clairvoyant",
+                 "-e", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("workload             small.json (300 jobs, 16 machines)\n")
+    assert "classifier           oracle: precision 1.000" in out
+    assert (tmp_path / "run_jobs.csv").is_file() and not list(tmp_path.glob("run_class-clairvoyant*"))
+
+
+def test_all_variants_and_option_flags_apply_to_each(tmp_path, capsys):
+    assert main(["simulate", str(small_workload(tmp_path)), "--variant", "all", "--policy", "spf",
+                 "-e", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "scheduler EASY-SPF" in out and "reduction vs base" in out
+    summaries = {path.name.removeprefix("cmp_").removesuffix("_summary.json"): json.loads(path.read_text())
+                 for path in tmp_path.glob("cmp_*_summary.json")}
+    from scheduler.config import VARIANTS
+
+    assert set(summaries) == set(VARIANTS)
+    assert {summary["config"]["policy"] for summary in summaries.values()} == {"spf"}
+    assert summaries["runtimes-clairvoyant"]["config"]["estimates"] == "clairvoyant"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--variant", ""], "--variant: empty variant list"),
+    (["--variant", " , "], "--variant: empty variant list"),
+    (["--variant", "base,nope"], "--variant: unknown variant 'nope'"),
+    (["--variant", "base,base"], "--variant: base is listed twice"),
+    (["--variant", "base,classification", "--save-model", "m.pkl"], "--save-model .* single --variant"),
+])
+def test_bad_variant_lists_are_one_line_errors_naming_the_option(tmp_path, capsys, argv, message):
+    assert main(["simulate", str(tmp_path / "not-read.json"), *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and re.fullmatch(f"error: {message}.*\n", captured.err)
+
+
+def swf(tmp_path, lines: list[str], header: str = "") -> str:
+    path = tmp_path / "trace.swf"
+    path.write_text(header + "".join(f"{line} -1 -1 -1 200 -1 1 1 1 1 1 -1 -1 -1\n" for line in lines))
+    return str(path)
+
+
+def test_a_job_wider_than_the_machine_dropped_by_the_cleaning_is_said(tmp_path, capsys):
+    # the header gives 16 processors: the cleaning drops the 32-processor job before the run
+    trace = swf(tmp_path, ["1 0 0 100 32", "2 10 0 100 4"], header="; MaxProcs: 16\n")
+    assert main(["simulate", trace, "-e", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "trace.swf: 2 jobs read, 1 kept, 1 dropped" in out
+    assert re.search(r"dropped +1  res>nb_res +more processors than the machine", out)
+    assert "(1 jobs, 16 machines)" in out and "rejected" not in out
+    cleaning = json.loads((tmp_path / "run_summary.json").read_text())["workload"]["cleaning"]
+    assert cleaning["dropped"]["res>nb_res"] == 1 and cleaning["kept_jobs"] == 1
+
+
+def test_a_job_wider_than_the_platform_rejected_by_the_scheduler_is_said(tmp_path, capsys):
+    # no header: the cleaning sizes the machine by the largest job (32); the run is on 16 machines
+    trace = swf(tmp_path, ["1 0 0 100 32", "2 10 0 100 4"])
+    assert main(["simulate", trace, "--nb-res", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "2 jobs read, 2 kept, 0 dropped" in out and "(2 jobs, 16 machines)" in out
+    assert "jobs                 1 succeeded, 1 rejected\n" in out
+    assert "rejected             requests 32 processors, the platform has 16 (1 job)\n" in out
+    # in a comparison, below the table, for each variant
+    assert main(["simulate", trace, "--nb-res", "16", "--variant", "base,runtimes-clairvoyant"]) == 0
+    out = capsys.readouterr().out
+    assert "rejected (runtimes-clairvoyant): requests 32 processors, the platform has 16 (1 job)" in out
+
+
+def test_every_cleaning_rule_is_reported_with_its_count(capsys):
+    assert main(["simulate", str(DATA / "tiny.swf")]) == 0
+    out = capsys.readouterr().out
+    for expected in [r"tiny\.swf: 10 jobs read, 7 kept, 3 dropped", r"machine: 8 processors \(header MaxProcs\)",
+                     r"dropped +1  runtime<=0", r"dropped +1  res<=0", r"dropped +1  res>nb_res",
+                     r"fixed +1  processors taken from the request", r"fixed +1  no requested time: walltime = 7200 s",
+                     r"fixed +1  ran past the request: walltime raised to the runtime",
+                     r"note +2  walltime == runtime"]:
+        assert re.search(expected, out), expected
