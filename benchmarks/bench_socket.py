@@ -6,8 +6,8 @@ with this checkout and once with a baseline revision (``--baseline``, default ``
 with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` pointing there), the runs
 interleaved. Both must give the same ``_jobs.csv`` (checked). Measured: the ``serve`` process's own
 CPU (user + system, ``os.wait4``) and peak RSS, best of ``--repeat``; reported per Batsim message,
-as a ratio to the baseline, and in calibration loops (``common.calibration_loop``, timed just
-before each run), which compare across machines.
+as a ratio to the baseline, and in calibration loops (``common.calibration_loop`` timed just
+before each run; the median over the runs), which compare across machines.
 
 Workloads: the KTH-SP2 reference workload (``../shared/reference-schedules/KTH-SP2/``) and
 SDSC-SP2 (the archive trace in ``../shared/workloads/``, converted with ``convert`` into a
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,7 +59,7 @@ class ServeRun:
     wall: float  # the whole run, peer included
     messages: int
     jobs: object  # the peer's _jobs table, to compare the two revisions
-    loops: float = 0.0  # cpu in calibration loops timed just before the run
+    loops: float = 0.0  # cpu over the calibration loop timed just before the run
 
 
 def free_endpoint() -> str:
@@ -168,7 +169,7 @@ def main() -> None:
             assert first[0].jobs.equals(first[1].jobs), f"{name}: the two revisions' schedules differ"
             for label, values in runs.items():
                 best = min(values, key=lambda run: run.cpu)
-                best.loops = min(run.loops for run in values)
+                best.loops = statistics.median(run.loops for run in values)
                 runs[label] = best
             rows += [(name, label, runs[label], runs[f"baseline ({args.baseline})"]) for label in sources]
         small = generate(200, weeks=1, nb_res=64, seed=1)
@@ -181,7 +182,7 @@ def main() -> None:
 
     print(f"# serve driven by batsim-peer ({machine_line()}; best of {args.repeat}, interleaved)\n")
     print(f"Calibration loop: {min(calibration):.3f} s to {max(calibration):.3f} s, timed before each run; a run's "
-          f"calibration loops are its CPU over the loop timed just before it (best of {args.repeat}). "
+          f"calibration loops are its CPU over the loop timed just before it (median of {args.repeat}). "
           f"Bare REQ/REP echo (the transport's floor): {floor * 1e6:.0f} us of CPU per message.\n")
     table = []
     for name, label, run, base in rows:
