@@ -191,7 +191,8 @@ def test_small_counts_are_a_cumulative_sum_per_category_and_relabel_recounts():
     small = runtimes < 20.0
     for c in range(3):
         expected = pd.Series(small.astype(int)).groupby(codes[:, c]).cumsum().to_numpy()
-        np.testing.assert_array_equal(log.small_counts(c, small), expected)
+        entries = rng.permutation(300)[:50]
+        np.testing.assert_array_equal(log.small_counts(c, small, entries), expected[entries])
     nsmall = [counts.copy() for counts in log.nsmall]
     log.relabel(20.0)
     assert log.nsmall == nsmall

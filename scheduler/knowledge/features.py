@@ -313,8 +313,9 @@ class CompletionLog:
             codes = np.array(self.codes[c])
             self.nsmall[c] = np.bincount(codes[small], minlength=len(self.last[c])).tolist()
 
-    def small_counts(self, c: int, small: np.ndarray) -> np.ndarray:
-        """Per entry, the small completions of its category ``c`` up to and including it.
+    def small_counts(self, c: int, small: np.ndarray, entries: np.ndarray) -> np.ndarray:
+        """For each of ``entries``, the small completions of its category ``c`` up to and including it
+        (``small``: each entry's class).
 
         A cumulative sum grouped by category, in O(n): the entries laid out category after category
         (a category's block starts after the blocks of the lower codes; an entry's place in it is its
@@ -324,10 +325,11 @@ class CompletionLog:
         sizes = np.bincount(codes)
         start = np.cumsum(sizes) - sizes
         position = start[codes] + rank - 1
-        laid_out = np.zeros(len(codes), dtype=np.int64)
+        laid_out = np.zeros(len(codes), dtype=bool)
         laid_out[position] = small
-        total = np.concatenate(([0], np.cumsum(laid_out)))
-        return total[position + 1] - total[start[codes]]
+        total = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(laid_out, out=total[1:])
+        return total[position[entries] + 1] - total[start[codes[entries]]]
 
     def features(self, anchors: np.ndarray) -> np.ndarray:
         """History features for anchors ``(n, k)`` (log entries, -1 = none) under the current divider.
@@ -346,7 +348,7 @@ class CompletionLog:
             seen = entry >= 0
             safe = np.where(seen, entry, 0)
             count = np.where(seen, rank[safe], 0)
-            nsmall = np.where(seen, self.small_counts(c, small)[safe], 0)
+            nsmall = np.where(seen, self.small_counts(c, small, safe), 0)
             for lag in range(N_LAGS):
                 out[:, c, lag] = np.where(seen, small[safe], -1)
                 entry = np.where(seen, prev[safe], -1)
