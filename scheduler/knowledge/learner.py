@@ -20,8 +20,8 @@ from scheduler.errors import ConfigError
 from scheduler.knowledge.forest import PackedForest
 
 #: Our Random Forest's parameters (``scheduler.knowledge.classifier`` says why, and what they cost).
-FOREST_DEFAULTS: dict[str, Any] = dict(n_estimators=24, max_depth=14, min_samples_leaf=4, max_features="sqrt",
-                                       max_samples=5000, n_jobs=1)
+FOREST_DEFAULTS: dict[str, Any] = dict(n_estimators=12, max_depth=14, min_samples_leaf=4, max_features="sqrt",
+                                       max_samples=2500, n_jobs=1)
 #: The estimators packed for the one-job walk, and the only ones a saved classifier may name.
 FORESTS = ("RandomForestClassifier", "ExtraTreesClassifier")
 
