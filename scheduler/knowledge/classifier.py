@@ -121,13 +121,13 @@ from scheduler.knowledge.job_table import JobTable
 from scheduler.knowledge.learner import (
     FOREST_DEFAULTS,
     Model,
-    check_estimator,
     default_forest,
     describe,
     fitted_model,
     fresh_clone,
     from_description,
     is_forest,
+    validate_estimator,
 )
 from scheduler.values import is_number
 
@@ -247,7 +247,7 @@ class JobClassifier:
         self.estimator = None
         if method == "rf":
             self.estimator = default_forest() if estimator is None else estimator
-            check_estimator(self.estimator)
+            validate_estimator(self.estimator)
         self._encoder = FeatureEncoder(timezone, self.categories)
         self.feature_names = list(self._encoder.names)
         self._init_state()
@@ -343,9 +343,8 @@ class JobClassifier:
         self._current_week = week
         jobs = self._jobs
         runtime = jobs.column("runtime")
-        completed = ~np.isnan(runtime)
         # classified and completed, by submission
-        train = np.flatnonzero(completed & (jobs.column("week") >= 0))
+        train = np.flatnonzero(~np.isnan(runtime) & (jobs.column("week") >= 0))
         if self.max_training_jobs is not None and len(train) > self.max_training_jobs:
             train = train[-self.max_training_jobs:]
         runtimes = runtime[train]
@@ -535,8 +534,8 @@ class JobClassifier:
         weeks = pd.DataFrame(self._weeks).drop_duplicates("week", keep="last").set_index("week")
         counts = self._confusion_by_week()
         rates = pd.DataFrame([quality(*row) for row in counts[["tp", "fp", "fn", "tn"]].itertuples(index=False)],
-                             index=counts.index, columns=list(quality(0, 0, 0, 0)))
-        stats = counts[["n_predicted", "n_predicted_small", "n_known"]].join(rates[list(RATES)])
+                             index=counts.index, columns=list(RATES))
+        stats = counts[["n_predicted", "n_predicted_small", "n_known"]].join(rates)
         report = weeks.join(stats, how="outer")
         for name in ("n_predicted", "n_predicted_small", "n_known", "training_size", "training_small"):
             report[name] = report[name].fillna(0).astype(np.int64)

@@ -40,7 +40,7 @@ def default_forest(**params: Any):
     return RandomForestClassifier(**{**FOREST_DEFAULTS, **params})
 
 
-def check_estimator(estimator) -> None:
+def validate_estimator(estimator) -> None:
     """Raise :class:`ConfigError` unless ``estimator`` is a scikit-learn classifier with valid parameters
     and ``predict_proba``; the message names the bad parameter."""
     from sklearn.base import clone, is_classifier
