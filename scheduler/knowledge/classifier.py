@@ -52,8 +52,9 @@ Model and cost
       whatever the window.
     - ``max_training_jobs=20000`` most recently submitted completed jobs: 5000 loses
       2 points of accuracy on SDSC-SP2; the window bounds memory and the fitting cost.
-    - ``n_jobs=1``: ``n_jobs=2`` fits the same forest about 25% faster on two cores, but
-      competes with parallel simulations in a sweep.
+    - ``n_jobs=1``: ``n_jobs=2`` fits the same forests, but no faster with 12 small trees
+      (SDSC-SP2 replay: 16.4 to 17.0 s of wall time against 12.2 to 12.8 s), and would
+      compete with parallel simulations in a sweep.
     - ``threshold=0.5`` (scikit-learn's ``predict``): lower thresholds trade false-small
       errors, the costly ones for a scheduler, for recall (KTH-SP2, live features, 24 trees:
       0.4 gives precision 0.82 / recall 0.84; 0.3 gives 0.75 / 0.88).
