@@ -157,9 +157,9 @@ def logged(entries, divider: float) -> tuple[CompletionLog, list]:
     log = CompletionLog(2)
     log.relabel(divider)
     snapshots = []
-    for i, (rt, a, b) in enumerate(entries):
+    for rt, a, b in entries:
         snapshots.append(log.snapshot())
-        log.append(i, float(rt), [a, b])
+        log.append(float(rt), [a, b])
     snapshots.append(log.snapshot())
     return log, snapshots
 
@@ -187,7 +187,7 @@ def test_small_counts_are_a_cumulative_sum_per_category_and_relabel_recounts():
     log.relabel(20.0)
     runtimes, codes = rng.integers(1, 40, 300).astype(float), rng.integers(0, 5, (300, 3))
     for i in range(300):
-        log.append(i, runtimes[i], codes[i].tolist())
+        log.append(runtimes[i], codes[i].tolist())
     small = runtimes < 20.0
     for c in range(3):
         expected = pd.Series(small.astype(int)).groupby(codes[:, c]).cumsum().to_numpy()

@@ -455,7 +455,7 @@ class JobClassifier:
             return
         self._completions += 1
         if self._log is not None:
-            self._log.append(row, float(runtime), jobs.codes_of(row))
+            self._log.append(float(runtime), jobs.codes_of(row))
 
     def divider_at(self, now: float) -> float:
         """The divider in force at ``now`` (NaN while no job has completed); may retrain."""

@@ -224,7 +224,7 @@ class CategoryCodes:
 class CompletionLog:
     """Completed jobs in completion order, linked per category; their classes under one divider.
 
-    Entry ``e`` holds the runtime, the job's table row, and per category ``c``: ``codes[c][e]``,
+    Entry ``e`` holds the runtime and, per category ``c``: ``codes[c][e]``,
     ``prev[c][e]`` (the previous entry of the same category, -1 if none) and ``rank[c][e]``
     (completions of the category up to and including ``e``). These never change. A job's class is
     ``runtime < divider``; per category, ``last[c][code]`` is the newest entry and ``nsmall[c][code]``
@@ -237,7 +237,6 @@ class CompletionLog:
     def __init__(self, n_categories: int) -> None:
         self.k = n_categories
         self.runtime = array("d")
-        self.row = array("q")
         self.codes = [array("q") for _ in range(n_categories)]
         self.prev = [array("q") for _ in range(n_categories)]
         self.rank = [array("q") for _ in range(n_categories)]
@@ -248,11 +247,10 @@ class CompletionLog:
     def __len__(self) -> int:
         return len(self.runtime)
 
-    def append(self, row: int, runtime: float, codes: Sequence[int]) -> int:
+    def append(self, runtime: float, codes: Sequence[int]) -> int:
         """Log a completion; returns its entry index."""
         e = len(self.runtime)
         self.runtime.append(runtime)
-        self.row.append(row)
         small = runtime < self.divider
         for c, code in enumerate(codes):
             last, nsmall, rank = self.last[c], self.nsmall[c], self.rank[c]
@@ -360,7 +358,7 @@ class CompletionLog:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The log as named arrays (for a saved classifier); :meth:`from_arrays` reads them back."""
-        arrays = {"runtime": np.array(self.runtime), "row": np.array(self.row)}
+        arrays = {"runtime": np.array(self.runtime)}
         for c in range(self.k):
             arrays |= {f"codes_{c}": np.array(self.codes[c]), f"prev_{c}": np.array(self.prev[c]),
                        f"rank_{c}": np.array(self.rank[c]), f"last_{c}": np.array(self.last[c], dtype=np.int64)}
@@ -369,7 +367,7 @@ class CompletionLog:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], n_categories: int, divider: float) -> "CompletionLog":
         log = cls(n_categories)
-        log.runtime, log.row = array("d", arrays["runtime"].tobytes()), array("q", arrays["row"].tobytes())
+        log.runtime = array("d", arrays["runtime"].astype(np.float64).tobytes())
         for c in range(n_categories):
             log.codes[c] = array("q", arrays[f"codes_{c}"].astype(np.int64).tobytes())
             log.prev[c] = array("q", arrays[f"prev_{c}"].astype(np.int64).tobytes())
