@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -18,15 +20,18 @@ from scheduler.knowledge.classifier import (
     JobClassifier,
     PackedForest,
     classification_metrics,
+    default_forest,
+    quality,
 )
 from scheduler.knowledge.choices import JobClass
 from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
 from scheduler.sim.simulate import simulate
 from scheduler.workloads.synthetic import generate
+from tests.helpers import REPO
 
 WEEK = 1000.0
 SMALL, LARGE = JobClass.SMALL, JobClass.LARGE
-FAST = dict(week=WEEK, n_estimators=8, max_samples=None)
+FAST = dict(week=WEEK, estimator=default_forest(n_estimators=8, max_samples=None))
 
 
 def synthetic_jobs(n=400, weeks=4, seed=0, users=6, unix=True) -> list[Job]:
@@ -67,18 +72,81 @@ def run(clf: JobClassifier, events) -> JobClassifier:
 
 # --- the packed forest -----------------------------------------------------------------
 
-def test_packed_forest_gives_scikit_learn_probabilities():
-    from sklearn.ensemble import RandomForestClassifier
+@pytest.mark.parametrize("kind", ["RandomForestClassifier", "ExtraTreesClassifier"])
+def test_packed_forest_gives_scikit_learn_probabilities(kind):
+    from sklearn import ensemble
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 6)) * [1, 10, 100, 1e4, 1, 1]
     y = (X[:, 0] + X[:, 1] / 10 + rng.normal(size=400)) > 0
-    forest = RandomForestClassifier(n_estimators=7, random_state=0, min_samples_leaf=3).fit(X, y)
+    forest = getattr(ensemble, kind)(n_estimators=7, random_state=0, min_samples_leaf=3).fit(X, y)
     packed = PackedForest.from_sklearn(forest, positive=True)
     test = rng.normal(size=(200, 6)) * [1, 10, 100, 1e4, 1, 1]
     expected = forest.predict_proba(test)[:, 1]
     np.testing.assert_allclose(packed.proba(test), expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose([packed.proba_one(x) for x in test], expected, rtol=0, atol=1e-12)
     assert PackedForest.constant(1.0).proba_one([0.0]) == 1.0
+
+
+# --- the estimator ---------------------------------------------------------------------
+
+def test_the_estimator_is_cloned_at_each_retrain_with_the_seed_and_packed_when_a_forest(tmp_path):
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    jobs = synthetic_jobs(seed=6)
+    given = ExtraTreesClassifier(n_estimators=6, min_samples_leaf=2, random_state=99)
+    clf = run(JobClassifier(week=WEEK, estimator=given, seed=4), events_of(jobs))
+    assert not hasattr(given, "estimators_")  # never fitted itself
+    assert isinstance(clf._model, PackedForest) and clf._model.n_trees == 6
+    # random_state comes from the seed, whatever the given estimator says
+    other = ExtraTreesClassifier(n_estimators=6, min_samples_leaf=2, random_state=None)
+    again = run(JobClassifier(week=WEEK, estimator=other, seed=4), events_of(jobs))
+    pd.testing.assert_frame_equal(clf.predictions(), again.predictions())
+    reseeded = run(JobClassifier(week=WEEK, estimator=other, seed=5), events_of(jobs))
+    assert not clf.predictions().p_small.equals(reseeded.predictions().p_small)
+    loaded = JobClassifier.load(clf.save(tmp_path / "extra.bin"))
+    assert loaded.get_config() == clf.get_config() and loaded.get_config()["estimator"]["class"] == "ExtraTreesClassifier"
+    pd.testing.assert_frame_equal(loaded.predictions(), clf.predictions())
+
+
+def test_any_other_estimator_answers_through_predict_proba_and_cannot_be_saved(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    jobs = synthetic_jobs(seed=8)
+    estimator = make_pipeline(StandardScaler(), LogisticRegression())
+    clf = run(JobClassifier(week=WEEK, estimator=estimator), events_of(jobs))
+    preds = clf.predictions()
+    later = preds[(preds.week > 0) & preds.actual_small.notna()]
+    assert later.p_small.between(0, 1).all() and later.p_small.nunique() > 10
+    assert classification_metrics(later.predicted_small, later.actual_small.astype(bool))["accuracy"] > 0.8
+    assert clf.feature_importances().isna().all().all()  # no importances from this model
+    with pytest.raises(ConfigError, match="only RandomForestClassifier and ExtraTreesClassifier"):
+        clf.save(tmp_path / "pipeline.bin")
+
+
+@pytest.mark.parametrize("estimator, message", [
+    ("forest", "a scikit-learn classifier with predict_proba"),
+    (default_forest(n_estimators=0), "'n_estimators' parameter"),
+    (default_forest(max_features="all"), "'max_features' parameter"),
+])
+def test_a_bad_estimator_is_refused_at_construction_naming_the_parameter(estimator, message):
+    with pytest.raises(ConfigError, match=message):
+        JobClassifier(estimator=estimator)
+
+
+def test_the_oracle_computes_no_features_and_does_not_import_scikit_learn():
+    oracle = run(JobClassifier(method="oracle", **FAST), events_of(synthetic_jobs(n=100, weeks=2)))
+    with pytest.raises(ClassifierError, match="computes no features"):
+        oracle.feature_table()
+    assert oracle.summary()["accuracy"] == 1.0
+    # a whole class-clairvoyant run, in a fresh interpreter: scikit-learn costs more to import than it does
+    script = ("import sys; from scheduler.config import SchedulerConfig; from scheduler.sim.simulate import simulate; "
+              "from scheduler.workloads.synthetic import generate; "
+              "_, core = simulate(generate(300, weeks=2, nb_res=16, seed=1), SchedulerConfig.variant('class-clairvoyant')); "
+              "outcome = core.outcome(); assert outcome.classifier['n'] > 0; print('sklearn' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    assert result.stdout.strip() == "False"
 
 
 # --- semantics -------------------------------------------------------------------------
@@ -157,11 +225,13 @@ def test_misuse_and_configuration_errors():
     clf.completed(late, 5.0, 160.0)  # never classified: history only
     with pytest.raises(ClassifierError, match="after its completion"):
         clf.classify(late, 160.0)
+    fast = {key: value for key, value in FAST.items() if key != "estimator"}
     for bad in (dict(method="svm"), dict(divider=-1.0), dict(divider="mean"), dict(features="future"),
-                dict(n_estimators=0), dict(max_depth=-3), dict(week=0), dict(timezone="Nowhere/Land"),
+                dict(estimator=default_forest(n_estimators=0)), dict(estimator=default_forest(max_depth=-3)),
+                dict(week=0), dict(timezone="Nowhere/Land"),
                 dict(threshold=1.0), dict(max_training_jobs=0), dict(categories=("group",))):
         with pytest.raises(ConfigError):
-            JobClassifier(**bad)
+            JobClassifier(**{**fast, **bad})
     assert issubclass(ClassifierError, ConfigError)
 
 
@@ -263,12 +333,25 @@ def test_reports_are_consistent():
     assert summary["n"] == int(preds.actual_small.notna().sum())
 
 
-def test_classification_metrics():
+def test_classification_metrics_are_scikit_learns():
+    from sklearn.metrics import accuracy_score, precision_score, recall_score
+
     m = classification_metrics([True, True, False, False], [True, False, True, False])
     assert (m["tp"], m["fp"], m["fn"], m["tn"]) == (1, 1, 1, 1)
     assert m["precision"] == m["recall"] == m["accuracy"] == 0.5
     assert m["false_small_rate"] == m["false_large_rate"] == 0.25
     assert math.isnan(classification_metrics([], [])["accuracy"])
+    none_small = classification_metrics([False, False], [False, False])
+    assert math.isnan(none_small["precision"]) and math.isnan(none_small["recall"]) and none_small["accuracy"] == 1
+    rng = np.random.default_rng(1)
+    for n in (1, 5, 200):
+        predicted, actual = rng.random(n) < 0.3, rng.random(n) < 0.6
+        m = classification_metrics(predicted, actual)
+        assert m == quality(m["tp"], m["fp"], m["fn"], m["tn"]) or math.isnan(m["precision"])
+        assert m["accuracy"] == accuracy_score(actual, predicted)
+        for name, score in (("precision", precision_score), ("recall", recall_score)):
+            expected = score(actual, predicted, zero_division=np.nan)
+            assert m[name] == expected or (math.isnan(m[name]) and math.isnan(expected))
 
 
 # --- persistence -----------------------------------------------------------------------
@@ -337,7 +420,7 @@ def test_load_rejects_corrupt_and_foreign_files(tmp_path):
     with pytest.raises(ClassifierError, match="checksum"):
         JobClassifier.load(write("truncated.bin", data[:-10]))
     with pytest.raises(ClassifierError, match="version 1"):
-        JobClassifier.load(write("v1.bin", data.replace(b'"format_version": 2', b'"format_version": 1', 1)))
+        JobClassifier.load(write("v1.bin", data.replace(b'"format_version": 3', b'"format_version": 1', 1)))
     with pytest.raises(ClassifierError, match="magic"):
         JobClassifier.load(write("other.bin", b"hello\n" + data))
     with pytest.raises(ClassifierError, match="header"):
