@@ -33,9 +33,9 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
-
-import pandas as pd
+from functools import cached_property
+from itertools import repeat
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scheduler.core.events import (
     KILLED,
@@ -65,6 +65,9 @@ from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.workloads.model import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -109,14 +112,24 @@ class SimulationOptions:
 
 @dataclass
 class SimulationResult:
-    """The outcome of one run: one row per job attempt, in Batsim's ``_jobs.csv`` schema."""
+    """The outcome of one run: one row per job attempt, in Batsim's ``_jobs.csv`` schema.
 
-    jobs: pd.DataFrame
+    The metrics and the output files read :attr:`columns`; :attr:`jobs` is the same table as a
+    DataFrame, built (and pandas imported) when it is first read.
+    """
+
+    columns: dict[str, list]  # JOBS_COLUMNS -> one value per row, rows in the order Batsim writes them
     nb_machines: int
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
     scheduling_time: float = 0.0  # wall-clock seconds the decision process took
+
+    @cached_property
+    def jobs(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.columns, columns=JOBS_COLUMNS)
 
 
 class BatsimEngine:
@@ -145,21 +158,22 @@ class BatsimEngine:
     # --- set-up --------------------------------------------------------------------
 
     def _load_static_jobs(self) -> None:
-        table = self.workload.jobs
-        name = self.workload.name
-        extra = self.workload.extra_columns
-        ids = table["id"].astype(str).tolist()
-        columns = [table[c].tolist() for c in ("subtime", "res", "walltime", "runtime", "profile")]
-        extras = [table[c].tolist() for c in extra]
-        for i, (job_id, subtime, res, walltime, runtime, profile) in enumerate(zip(ids, *columns)):
-            full_id = f"{name}!{job_id}"
+        workload = self.workload
+        extra = workload.extra_columns
+        columns = [workload.column(c) for c in ("id", "subtime", "res", "walltime", "runtime", "profile")]
+        extras = zip(*map(workload.column, extra)) if extra else repeat(())
+        submissions = []
+        for job_id, subtime, res, walltime, runtime, profile, values in zip(*columns, extras):
+            full_id = f"{workload.name}!{job_id}"
             if full_id in self.jobs:
-                raise SimulationError(f"{self.workload.source or 'workload'}: duplicate job id {job_id!r}")
-            fields = {c: values[i] for c, values in zip(extra, extras) if not _is_missing(values[i])}
+                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {str(job_id)!r}")
+            fields = {c: value for c, value in zip(extra, values) if not _is_missing(value)}
             job = Job(full_id, float(subtime), int(res), float(walltime), str(profile), float(runtime), fields)
-            self.jobs[full_id] = _SimJob(job, float(runtime))
-        self._static = sorted(self.jobs, key=lambda job_id: (self.jobs[job_id].job.subtime, job_id))
-        self._static_profiles = set(table["profile"].astype(str))
+            self.jobs[full_id] = _SimJob(job, job.runtime)
+            submissions.append((job.subtime, full_id))
+        submissions.sort()
+        self._static = [job_id for _, job_id in submissions]
+        self._static_profiles = set(map(str, columns[5]))
         if self._static:
             self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
 
@@ -193,7 +207,7 @@ class BatsimEngine:
                 progress(len(self.rows) - written)
         decide(now, [SimulationEnds(now)])
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", _RUNNING)]
-        return SimulationResult(self._jobs_table(), self.nb_machines, now, messages + 1, unfinished)
+        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished)
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
         """The events of the next Batsim message and its time; no events once the simulation ends."""
@@ -404,12 +418,12 @@ class BatsimEngine:
         sim.state, sim.finish = state, time
         self.free |= sim.mask
         self.rows.append(job_id)
-        if not (self.options.enable_dynamic_jobs and self.options.enable_profile_reuse):
+        if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
 
     # --- output --------------------------------------------------------------------
 
-    def _jobs_table(self) -> pd.DataFrame:
+    def _jobs_columns(self) -> dict[str, list]:
         """One row per job, in the order Batsim writes them; rejected jobs have no times."""
         rows = []
         for job_id in self.rows:
@@ -427,7 +441,8 @@ class BatsimEngine:
                 alloc = to_interval_string(sim.mask)
             rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
                          int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
-        return pd.DataFrame(rows, columns=JOBS_COLUMNS)
+        return {name: list(values) for name, values in zip(JOBS_COLUMNS, zip(*rows))} if rows \
+            else {name: [] for name in JOBS_COLUMNS}
 
 
 def _is_missing(value: object) -> bool:
