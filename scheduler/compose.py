@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.algorithm import Algorithm
@@ -21,6 +19,9 @@ from scheduler.core.job import Job
 from scheduler.core.policies import Policy, get_policy, score_file
 from scheduler.errors import ConfigError
 from scheduler.knowledge.estimates import RuntimeKnowledge, get_estimates
+
+if TYPE_CHECKING:
+    import pandas as pd  # annotations only: serve for EASY does not import pandas
 
 
 class Classifier(Protocol):

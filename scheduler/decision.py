@@ -12,9 +12,7 @@ import heapq
 import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable
 
 from scheduler.compose import Classifier, Parts, build_parts
 from scheduler.config import SchedulerConfig
@@ -42,6 +40,9 @@ from scheduler.core.job import Job
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
+
+if TYPE_CHECKING:
+    import pandas as pd  # annotations only: serve for EASY does not import pandas
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"

@@ -1,12 +1,13 @@
-"""Plain values: what counts as a number, and numpy values made JSON-ready."""
+"""Plain values: what counts as a number, and numpy values made JSON-ready.
+
+numpy is imported only when a value may be one of its scalars (``serve`` for EASY never imports it).
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
 from typing import Any
-
-import numpy as np
 
 
 def is_number(value: Any) -> bool:
@@ -16,6 +17,8 @@ def is_number(value: Any) -> bool:
 
 def plain(value: Any) -> Any:
     """``json.dumps``'s ``default``: a numpy scalar as the Python number it holds."""
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
@@ -23,6 +26,8 @@ def plain(value: Any) -> Any:
 
 def json_ready(value: Any) -> Any:
     """``value`` with numpy scalars made plain and NaN made None (JSON has no NaN), recursively."""
+    import numpy as np
+
     if isinstance(value, dict):
         return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -1,8 +1,9 @@
 """Command-line entry point: ``python -m scheduler <subcommand>``.
 
 Each module of this package registers its subcommands with ``register(subparsers)``
-and sets ``func(args) -> int`` on its parser. Errors of the project's own types are
-printed as one line, without a traceback.
+and sets ``func(args) -> int`` on its parser. Only the module of the command being run is
+imported (``serve`` needs none of what ``simulate`` or ``report`` import). Errors of the
+project's own types are printed as one line, without a traceback.
 """
 
 from __future__ import annotations
@@ -14,24 +15,32 @@ import sys
 from scheduler import __version__
 from scheduler.errors import SchedulerError
 
-#: Subcommand modules, in the order ``--help`` lists them.
-COMMAND_MODULES = ("simulate", "batsim", "workloads", "experiments")
+#: Subcommand modules and the commands each registers, in the order ``--help`` lists them.
+COMMANDS = {
+    "simulate": ("simulate",),
+    "batsim": ("serve", "batsim-peer"),
+    "workloads": ("convert", "platform", "fetch-trace", "generate"),
+    "experiments": ("sweep", "report"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of the module that registers ``command`` only."""
     parser = argparse.ArgumentParser(
         prog="python -m scheduler",
         description="Batsim-compatible batch scheduler with online job runtime classification.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"scheduler.cli.{name}").register(subparsers)
+    modules = [module for module, commands in COMMANDS.items() if command in commands] or list(COMMANDS)
+    for module in modules:
+        importlib.import_module(f"scheduler.cli.{module}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((arg for arg in argv if not arg.startswith("-")), None))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
