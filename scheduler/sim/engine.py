@@ -34,7 +34,7 @@ import heapq
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import starmap
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from scheduler.core.events import (
@@ -158,22 +158,25 @@ class BatsimEngine:
     # --- set-up --------------------------------------------------------------------
 
     def _load_static_jobs(self) -> None:
+        """The workload's jobs, built column by column (a job per row, its extra fields but the missing ones)."""
         workload = self.workload
-        extra = workload.extra_columns
-        columns = [workload.column(c) for c in ("id", "subtime", "res", "walltime", "runtime", "profile")]
-        extras = zip(*map(workload.column, extra)) if extra else repeat(())
-        submissions = []
-        for job_id, subtime, res, walltime, runtime, profile, values in zip(*columns, extras):
-            full_id = f"{workload.name}!{job_id}"
-            if full_id in self.jobs:
-                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {str(job_id)!r}")
-            fields = {c: value for c, value in zip(extra, values) if not _is_missing(value)}
-            job = Job(full_id, float(subtime), int(res), float(walltime), str(profile), float(runtime), fields)
-            self.jobs[full_id] = _SimJob(job, job.runtime)
-            submissions.append((job.subtime, full_id))
-        submissions.sort()
-        self._static = [job_id for _, job_id in submissions]
-        self._static_profiles = set(map(str, columns[5]))
+        ids = [f"{workload.name}!{job_id}" for job_id in workload.column("id")]
+        subtimes = list(map(float, workload.column("subtime")))
+        profiles = list(map(str, workload.column("profile")))
+        fields: list[dict] = [{} for _ in ids]
+        for name in workload.extra_columns:
+            for job_fields, value in zip(fields, workload.column(name)):
+                if not _is_missing(value):
+                    job_fields[name] = value
+        rows = zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
+                   profiles, map(float, workload.column("runtime")), fields)
+        for job in starmap(Job, rows):
+            if job.id in self.jobs:
+                local_id = job.id[len(workload.name) + 1:]
+                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
+            self.jobs[job.id] = _SimJob(job, job.runtime)
+        self._static = [job_id for _, job_id in sorted(zip(subtimes, ids))]
+        self._static_profiles = set(profiles)
         if self._static:
             self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
 
@@ -426,6 +429,7 @@ class BatsimEngine:
     def _jobs_columns(self) -> dict[str, list]:
         """One row per job, in the order Batsim writes them; rejected jobs have no times."""
         rows = []
+        intervals: dict[int, str] = {}  # allocations repeat: each is written out once
         for job_id in self.rows:
             sim = self.jobs[job_id]
             job = sim.job
@@ -438,7 +442,9 @@ class BatsimEngine:
                 turnaround = sim.start + runtime - job.subtime
                 times = (sim.start, runtime, sim.start + runtime, sim.start - job.subtime, turnaround,
                          turnaround / runtime)
-                alloc = to_interval_string(sim.mask)
+                alloc = intervals.get(sim.mask)
+                if alloc is None:
+                    alloc = intervals[sim.mask] = to_interval_string(sim.mask)
             rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
                          int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
         return {name: list(values) for name, values in zip(JOBS_COLUMNS, zip(*rows))} if rows \

@@ -181,8 +181,9 @@ def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float =
         values = values[~np.isnan(values)]
         return max(0.0, float(values.max())) if len(values) else 0.0
 
-    allocations = [from_interval_string(_interval_string(v))
-                   for v, d in zip(column(jobs, "allocated_resources"), done.tolist()) if d]
+    intervals = [_interval_string(v) for v, d in zip(column(jobs, "allocated_resources"), done.tolist()) if d]
+    masks = {text: from_interval_string(text) for text in set(intervals)}  # allocations repeat
+    allocations = [masks[text] for text in intervals]
     time_computing = float(sum(r * mask.bit_count() for r, mask in zip(runtime.tolist(), allocations)))
     return {
         "batsim_version": batsim_version,
