@@ -20,10 +20,11 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from scheduler.errors import WorkloadError
-from scheduler.values import is_number, plain
+from scheduler.values import plain
 from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
 
 if TYPE_CHECKING:
@@ -53,22 +54,26 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
         raise WorkloadError(f"{path}: no jobs")
     if not all(isinstance(job, dict) for job in jobs):
         raise WorkloadError(f"{path}: every job must be a JSON object")
+    fields = _fields(jobs)
+    values = {name: [job.get(name) for job in jobs] for name in _JOB_FIELDS}
     for name in ("id", "subtime", "res", "profile"):
-        _require(path, jobs, name)
-    columns: dict[str, list] = {"walltime": _numbers(path, jobs, "walltime", default=-1.0, minimum=-1.0)}
-    columns["subtime"] = _numbers(path, jobs, "subtime")
-    columns["res"] = _integers(path, jobs, "res", nb_res)
-    columns["id"] = [str(job["id"]) for job in jobs]
-    columns["profile"] = [str(job["profile"]) for job in jobs]
+        _require(path, jobs, name, values[name], name in fields)
+    columns: dict[str, list] = {"walltime": _numbers(path, jobs, "walltime", values["walltime"], default=-1.0,
+                                                     minimum=-1.0)}
+    columns["subtime"] = _numbers(path, jobs, "subtime", values["subtime"])
+    columns["res"] = _integers(path, jobs, "res", values["res"], nb_res)
+    columns["id"] = list(map(str, _typed(values["id"])))
+    columns["profile"] = list(map(str, _typed(values["profile"])))
     columns["runtime"] = _delays(path, jobs, columns["profile"], data.get("profiles"))
     _check_unique_ids(path, columns["id"])
-    fields = dict.fromkeys(chain.from_iterable(jobs))  # in order of first appearance, as pandas reads them
-    columns.update({name: _extra_column(jobs, name) for name in fields if name not in REQUIRED_COLUMNS})
-    order = sorted(range(len(jobs)), key=columns["subtime"].__getitem__)  # stable: ties keep file order
+    columns.update({name: _typed([job.get(name, math.nan) for job in jobs])  # NaN where a job has none
+                    for name in fields if name not in REQUIRED_COLUMNS})
     names = [*REQUIRED_COLUMNS, *(name for name in columns if name not in REQUIRED_COLUMNS)]
+    order = sorted(range(len(jobs)), key=columns["subtime"].__getitem__)  # stable: ties keep file order
+    if order != list(range(len(jobs))):  # workloads are usually written in submission order already
+        columns = {name: [values[i] for i in order] for name, values in columns.items()}
     header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
-    return Workload(jobs={name: [columns[name][i] for i in order] for name in names}, nb_res=nb_res,
-                    source=str(path), header=header)
+    return Workload(jobs={name: columns[name] for name in names}, nb_res=nb_res, source=str(path), header=header)
 
 
 def _load_json(path: Path) -> Any:
@@ -82,26 +87,37 @@ def _load_json(path: Path) -> Any:
         raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    text = data.decode("latin-1")  # as the SWF reader reads text
     try:
-        return json.loads(data.decode("latin-1"))  # as the SWF reader reads text
+        return msgspec.json.decode(text)  # twice as fast as the standard parser, the same values
+    except msgspec.DecodeError:
+        pass  # invalid, or valid only for the standard parser (NaN, huge integers): it decides
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise WorkloadError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
 
 
-def _require(path: Path, jobs: list[dict], name: str) -> None:
-    if not any(name in job for job in jobs):
+def _fields(jobs: list[dict]) -> list[str]:
+    """Every field name of the jobs, in order of first appearance (as pandas reads the records)."""
+    first = jobs[0].keys()
+    if all(job.keys() == first for job in jobs):  # the usual case: every job has the same fields
+        return list(first)
+    return list(dict.fromkeys(chain.from_iterable(jobs)))
+
+
+def _require(path: Path, jobs: list[dict], name: str, values: list, present: bool) -> None:
+    if not present:
         raise WorkloadError(f"{path}: jobs have no '{name}' field")
-    values = [job.get(name) for job in jobs]
     if None in values or any(value != value for value in values if type(value) is float):
         index = next(i for i, value in enumerate(values) if _absent(value))
         raise WorkloadError(f"{path}: {_job(jobs, index)} has no '{name}'")
 
 
-def _numbers(path: Path, jobs: list[dict], name: str, default: float | None = None,
+def _numbers(path: Path, jobs: list[dict], name: str, values: list, default: float | None = None,
              minimum: float = 0.0) -> list[float]:
-    values = [job.get(name) for job in jobs]
     if default is not None:
-        values = [default if _absent(value) else value for value in values]
+        values = [default if value is None or value != value else value for value in values]
     numbers = _as_floats(values)
     if not all(number >= minimum for number in numbers):  # NaN too
         index = next(i for i, number in enumerate(numbers) if not number >= minimum)
@@ -119,13 +135,15 @@ def _as_floats(values: list) -> list[float]:
     return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(float).tolist()
 
 
-def _integers(path: Path, jobs: list[dict], name: str, nb_res: int) -> list[int]:
-    values = _numbers(path, jobs, name, minimum=-math.inf)
-    if not all(0 < value <= nb_res and value == round(value) for value in values):
-        index = next(i for i, value in enumerate(values) if not (0 < value <= nb_res and value == round(value)))
-        raise WorkloadError(f"{path}: {_job(jobs, index)} has '{name}' = {values[index]:g} "
-                            f"(must be a whole number in 1..{nb_res})")
-    return list(map(int, values))
+def _integers(path: Path, jobs: list[dict], name: str, values: list, nb_res: int) -> list[int]:
+    numbers = _numbers(path, jobs, name, values, minimum=-math.inf)
+    if all(0 < number <= nb_res for number in numbers):
+        integers = list(map(int, numbers))
+        if integers == numbers:
+            return integers
+    index = next(i for i, number in enumerate(numbers) if not (0 < number <= nb_res and number == round(number)))
+    raise WorkloadError(f"{path}: {_job(jobs, index)} has '{name}' = {numbers[index]:g} "
+                        f"(must be a whole number in 1..{nb_res})")
 
 
 def _delays(path: Path, jobs: list[dict], names: list[str], profiles: Any) -> list[float]:
@@ -136,12 +154,13 @@ def _delays(path: Path, jobs: list[dict], names: list[str], profiles: Any) -> li
         profile = profiles.get(name)
         if not isinstance(profile, dict):
             raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses the unknown profile '{name}'")
-        if profile.get("type") != "delay" or not (is_number(delay := profile.get("delay")) and math.isfinite(delay)):
+        delay = profile.get("delay")
+        if profile.get("type") != "delay" or type(delay) not in (int, float) or not math.isfinite(delay):
             raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses profile '{name}' of type "
                                 f"'{profile.get('type')}': only 'delay' profiles with a numeric "
                                 "'delay' are supported")
-        delays[name] = float(profile["delay"])
-    return [delays[name] for name in names]
+        delays[name] = float(delay)
+    return list(map(delays.__getitem__, names))
 
 
 def _check_unique_ids(path: Path, ids: list[str]) -> None:
@@ -156,10 +175,9 @@ def _check_unique_ids(path: Path, ids: list[str]) -> None:
     raise WorkloadError(f"{path}: duplicate job ids {list(duplicated)[:5]}")
 
 
-def _extra_column(jobs: list[dict], name: str) -> list:
-    """An extra field of every job (NaN where a job has none), typed as a pandas column would be:
-    numbers with a float, a null or a gap among them are all floats (NaN for the gaps)."""
-    values = [job.get(name, math.nan) for job in jobs]
+def _typed(values: list) -> list:
+    """The values of a field typed as in a pandas column: numbers with a float or a null among them
+    are all floats (NaN for the nulls)."""
     kinds = set(map(type, values))
     if kinds <= {int, float, type(None)} and kinds & {int, float} and kinds != {int}:
         return [math.nan if value is None else float(value) for value in values]
