@@ -142,12 +142,12 @@ class BatsimEngine:
         self.options = options or SimulationOptions()
         self.free = full_mask(self.nb_machines)
         self.jobs: dict[str, _SimJob] = {}
-        self.rows: list[str] = []  # job ids, in the order their _jobs.csv rows are written
+        self.rows: list[_SimJob] = []  # the jobs in the order their _jobs.csv rows are written
         self._timers: list[tuple] = []  # (time, arming order, kind, payload)
         self._armed = 0
         self._next_wave: list[Callable[[float], list[Event]]] = []
         self._held: list[Event] = []  # events that happened while the scheduler was busy
-        self._static: list[str] = []  # static job ids in submission order
+        self._static: list[_SimJob] = []  # static jobs in submission order
         self._static_next = 0
         self._calls_pending = 0
         self._registration_finished = False
@@ -175,10 +175,10 @@ class BatsimEngine:
                 local_id = job.id[len(workload.name) + 1:]
                 raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
             self.jobs[job.id] = _SimJob(job, job.runtime)
-        self._static = [job_id for _, job_id in sorted(zip(subtimes, ids))]
+        self._static = [self.jobs[job_id] for _, job_id in sorted(zip(subtimes, ids))]
         self._static_profiles = set(profiles)
         if self._static:
-            self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
+            self._arm(self._static[0].job.subtime, _SUBMIT, None)
 
     def _arm(self, time: float, kind: str, payload: object) -> None:
         self._armed += 1
@@ -239,10 +239,10 @@ class BatsimEngine:
         while self._timers and self._timers[0][0] == time:
             _, _, kind, payload = heapq.heappop(self._timers)
             if kind == _END:
-                job_id, state = payload
-                if self.jobs[job_id].state == _RUNNING:  # else it was killed before
-                    self._finish(job_id, time, state)
-                    events.append(JobCompleted(time, job_id, state))
+                sim, state = payload
+                if sim.state == _RUNNING:  # else it was killed before
+                    self._finish(sim, time, state)
+                    events.append(JobCompleted(time, sim.job.id, state))
             elif kind == _SUBMIT:
                 events.extend(self._submit_static_group(time))
             else:
@@ -279,7 +279,7 @@ class BatsimEngine:
     def _submit_static_group(self, time: float) -> list[Event]:
         events = []
         while self._static_next < len(self._static):
-            sim = self.jobs[self._static[self._static_next]]
+            sim = self._static[self._static_next]
             if sim.job.subtime > time:
                 self._arm(sim.job.subtime, _SUBMIT, None)
                 break
@@ -326,7 +326,7 @@ class BatsimEngine:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, now: float, decision: Execute) -> None:
-        sim = self._known(decision.job_id, "EXECUTE_JOB")
+        sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
@@ -344,16 +344,16 @@ class BatsimEngine:
         self.free &= ~mask
         sim.mask, sim.start, sim.state = mask, now, _RUNNING
         if 0 < job.walltime <= sim.runtime:
-            self._arm(now + job.walltime, _END, (job.id, WALLTIME))
+            self._arm(now + job.walltime, _END, (sim, WALLTIME))
         else:
-            self._arm(now + sim.runtime, _END, (job.id, SUCCESS))
+            self._arm(now + sim.runtime, _END, (sim, SUCCESS))
 
     def _reject(self, job_id: str) -> None:
         sim = self._known(job_id, "REJECT_JOB")
         if sim.state:
             raise SimulationError(f"REJECT_JOB: job {job_id!r} is {sim.state}, not waiting")
         sim.state = REJECTED
-        self.rows.append(job_id)
+        self.rows.append(sim)
 
     def _kill(self, job_ids: Sequence[str]) -> None:
         kept = []
@@ -373,7 +373,7 @@ class BatsimEngine:
         events: list[Event] = []
         for job_id in job_ids:
             if self.jobs[job_id].state == _RUNNING:
-                self._finish(job_id, now, KILLED)
+                self._finish(self.jobs[job_id], now, KILLED)
                 events.append(JobCompleted(now, job_id, KILLED))
         events.append(JobKilled(now, tuple(job_ids)))
         return events
@@ -416,11 +416,10 @@ class BatsimEngine:
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
 
-    def _finish(self, job_id: str, time: float, state: str) -> None:
-        sim = self.jobs[job_id]
+    def _finish(self, sim: _SimJob, time: float, state: str) -> None:
         sim.state, sim.finish = state, time
         self.free |= sim.mask
-        self.rows.append(job_id)
+        self.rows.append(sim)
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
 
@@ -430,8 +429,7 @@ class BatsimEngine:
         """One row per job, in the order Batsim writes them; rejected jobs have no times."""
         rows = []
         intervals: dict[int, str] = {}  # allocations repeat: each is written out once
-        for job_id in self.rows:
-            sim = self.jobs[job_id]
+        for sim in self.rows:
             job = sim.job
             workload, _, local_id = job.id.partition("!")
             if sim.state == REJECTED:
