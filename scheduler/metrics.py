@@ -116,10 +116,12 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     metadata = text_values(jobs["metadata"]) if "metadata" in jobs else [""] * n
     workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs else [""] * n
     ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(text_values(jobs["job_id"]), workloads)]
-    roots = _roots(ids, metadata)
+    # Without resubmissions (no "#" in the ids, no parent in the metadata) each attempt is an original job.
+    lineage = any("#" in full_id for full_id in ids) or any("parent" in meta for meta in metadata)
+    roots = _roots(ids, metadata) if lineage else ids
     root_workload = np.array([r.partition("!")[0] for r in roots], dtype=object)
     root_name = np.array([r.partition("!")[2] for r in roots], dtype=object)
-    attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64)
+    attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64) if lineage else np.zeros(n)
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
     submission = numbers(jobs, "submission_time")
