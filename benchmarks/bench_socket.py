@@ -1,50 +1,99 @@
-"""The socket run against the in-process run: what does speaking Batsim over ZeroMQ cost?
+"""``serve`` under ``batsim-peer``: its own CPU per Batsim message, against a baseline revision.
 
-``python -m scheduler serve`` (our scheduler, its own process, as with a real Batsim) driven by
-``batsim-peer`` (the embedded engine playing Batsim, in this process) over loopback TCP, against
-``simulate`` in-process, on the same workload and platform, in the same run. Both give the same
-``_jobs.csv`` (checked). Target: the socket run takes at most 3x the in-process run.
+For each workload, ``python -m scheduler serve`` (EASY-FCFS, its own fresh process, as under a real
+Batsim) is driven by ``batsim-peer`` (the embedded engine, in this process) over loopback TCP, once
+with this checkout and once with a baseline revision (``--baseline``, default ``main``, exported
+with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` pointing there), the runs
+interleaved. Both must give the same ``_jobs.csv`` (checked). Measured: the ``serve`` process's own
+CPU (user + system, ``os.wait4``) and peak RSS, best of ``--repeat``; reported per Batsim message,
+as a ratio to the baseline, and in calibration loops (``common.calibration_loop`` timed just
+before each run; the median over the runs), which compare across machines.
 
-A second baseline, also measured in this run, is the transport's floor: a bare pyzmq REQ/REP
-ping-pong between two processes, with as many round trips as the simulation has messages and a
-typical message, doing nothing else. Whatever the socket run costs above that floor is ours
-(JSON encoding and validation on both sides, the decisions themselves).
+Workloads: the KTH-SP2 reference workload (``../shared/reference-schedules/KTH-SP2/``) and
+SDSC-SP2 (the archive trace in ``../shared/workloads/``, converted with ``convert`` into a
+temporary folder); without ``../shared/``, a 20,000-job synthetic workload.
 
-It also reports the decision latency per message as the server measures it (decode, decide,
-encode; median and 99th percentile), on 100 processors and on 24,048 (the same workload with
-every request multiplied by 240): the latency must not grow with the machine size.
+Start-up: the import time of a ``serve`` run (EASY, no classifier) as ``python -X importtime``
+reports it (the sum of the top-level imports, best of ``--repeat``), this checkout against the
+baseline. Floor: a bare pyzmq REQ/REP echo process's own CPU per message, the transport's cost.
 
-Workload: the KTH-SP2 reference workload when ``../shared/`` is beside the checkout, else a
-20,000-job synthetic one.
+Targets (issue 14): on KTH-SP2, CPU per message at most 0.7x the baseline (today's code) and the
+run at most 15 calibration loops (batsched 1.4.0 ``easy_bf``: 16.7), import time at most half the
+baseline's, peak RSS below batsched's 171 MB on KTH-SP2 and below 609 MB on SDSC-SP2.
 
-    python benchmarks/bench_socket.py [--repeat 3]
+    python benchmarks/bench_socket.py [--repeat 3] [--baseline main] [--workloads kth,sdsc]
 """
 
 from __future__ import annotations
 
 import argparse
 import socket
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import zmq  # noqa: E402
-from common import REPO, machine_line, markdown_table, ratio, seconds, shared_path  # noqa: E402
+from common import REPO, MeasuredChild, calibration_loop, child_env, machine_line, markdown_table  # noqa: E402
+from common import ratio, run_child, seconds, shared_path  # noqa: E402
 
-from scheduler.config import SchedulerConfig  # noqa: E402
+from scheduler.platforms import read_platform  # noqa: E402
 from scheduler.sim.peer import run_peer  # noqa: E402
-from scheduler.sim.simulate import simulate  # noqa: E402
 from scheduler.workloads import load_workload  # noqa: E402
 from scheduler.workloads.synthetic import generate  # noqa: E402
+
+#: batsched 1.4.0 easy_bf on KTH-SP2, in calibration loops, and its peak RSS (issue 14, quiet machine).
+BATSCHED_LOOPS, BATSCHED_MB = {"KTH-SP2": 16.7}, {"KTH-SP2": 171.0, "SDSC-SP2": 609.0}
+TARGET_RATIO, TARGET_LOOPS = 0.7, 15.0
+
+
+@dataclass
+class ServeRun:
+    cpu: float  # the serve process's user + system CPU seconds
+    rss_mb: float  # its peak resident set size
+    wall: float  # the whole run, peer included
+    messages: int
+    jobs: object  # the peer's _jobs table, to compare the two revisions
+    loops: float = 0.0  # cpu over the calibration loop timed just before the run
 
 
 def free_endpoint() -> str:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def serve_run(source: Path, workload, nb_machines: int, python_flags: tuple[str, ...] = ()) -> tuple[ServeRun, str]:
+    """``serve`` of the checkout at ``source`` driven by batsim-peer; the run and serve's stderr."""
+    endpoint = free_endpoint()
+    with tempfile.TemporaryFile() as err:
+        server = MeasuredChild([sys.executable, *python_flags, "-m", "scheduler", "serve", "-s", endpoint,
+                                "--timeout", "600"], cwd=source, env=child_env(source), stderr=err)
+        started = time.perf_counter()
+        try:
+            result = run_peer(workload, endpoint, nb_machines, timeout=600)
+        except BaseException:
+            server.kill()
+            raise
+        code, usage = server.wait()
+        wall = time.perf_counter() - started
+        err.seek(0)
+        log = err.read().decode(errors="replace")
+    if code != 0:
+        raise RuntimeError(f"serve ({source}) failed:\n{log[-2000:]}")
+    return ServeRun(usage.cpu, usage.max_rss_mb, wall, result.nb_messages, result.jobs), log
+
+
+def import_seconds(source: Path, workload, nb_machines: int) -> float:
+    """The top-level import time of a whole ``serve`` run (``-X importtime``), in seconds."""
+    _, log = serve_run(source, workload, nb_machines, ("-X", "importtime"))
+    lines = [line.split("|") for line in log.splitlines() if line.startswith("import time:")]
+    return sum(int(cumulative) for _, cumulative, name in lines[1:] if not name.startswith("  ")) / 1e6
 
 
 ECHO = """
@@ -54,75 +103,107 @@ socket.bind(sys.argv[1])
 for _ in range(int(sys.argv[2])):
     socket.send(socket.recv())
 """
-MESSAGE = (b'{"now": 3600.0, "events": [{"timestamp": 3600.0, "type": "JOB_COMPLETED", "data": {"job_id": '
-           b'"w0!1234", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0-15"}}]}')
+MESSAGE = (b'{"now":3600.0,"events":[{"timestamp":3600.0,"type":"JOB_COMPLETED","data":{"job_id":'
+           b'"w0!1234","job_state":"COMPLETED_SUCCESSFULLY","return_code":0,"alloc":"0-15"}}]}')
 
 
-def ping_pong(round_trips: int) -> float:
-    """Seconds for ``round_trips`` bare REQ/REP exchanges with another process."""
+def echo_cpu(round_trips: int) -> float:
+    """CPU seconds of a bare REQ/REP echo process over ``round_trips`` exchanges."""
     endpoint = free_endpoint()
-    echo = subprocess.Popen([sys.executable, "-c", ECHO, endpoint, str(round_trips)])
+    echo = MeasuredChild([sys.executable, "-c", ECHO, endpoint, str(round_trips)])
     client = zmq.Context.instance().socket(zmq.REQ)
     client.connect(endpoint)
-    started = time.perf_counter()
     for _ in range(round_trips):
         client.send(MESSAGE)
         client.recv()
-    elapsed = time.perf_counter() - started
     client.close()
-    echo.wait()
-    return elapsed
+    return echo.wait()[1].cpu
 
 
-def socket_run(workload, nb_machines):
-    endpoint = free_endpoint()
-    server = subprocess.Popen([sys.executable, "-m", "scheduler", "serve", "-s", endpoint, "--timeout", "120",
-                               "--verbose"], cwd=REPO, stderr=subprocess.PIPE, text=True)
-    started = time.perf_counter()
-    result = run_peer(workload, endpoint, nb_machines, timeout=120)
-    elapsed = time.perf_counter() - started
-    _, log = server.communicate(timeout=60)
-    return elapsed, result, log.strip().splitlines()[-1]
+def workloads(names: list[str], scratch: Path) -> list[tuple[str, object, int]]:
+    """``(name, workload, machines)`` for the requested workloads that are available."""
+    chosen = []
+    kth = shared_path("reference-schedules", "KTH-SP2")
+    if "kth" in names and kth:
+        chosen.append(("KTH-SP2", load_workload(kth / "workload.json.gz"),
+                       read_platform(kth / "platform.xml").nb_compute_hosts))
+    sdsc = shared_path("workloads", "SDSC-SP2-1998-4.2-cln.swf.gz")
+    if "sdsc" in names and sdsc:
+        run_child([sys.executable, "-m", "scheduler", "convert", str(sdsc), "-o", str(scratch / "sdsc.json"),
+                   "--platform-out", str(scratch / "sdsc.xml")], cwd=REPO)
+        chosen.append(("SDSC-SP2", load_workload(scratch / "sdsc.json"),
+                       read_platform(scratch / "sdsc.xml").nb_compute_hosts))
+    if not chosen:
+        chosen.append(("synthetic 20k", generate(20000, weeks=20, nb_res=100, seed=1), 100))
+    return chosen
 
 
-def in_process_run(workload, nb_machines):
-    started = time.perf_counter()
-    result, _ = simulate(workload, SchedulerConfig(), nb_machines)
-    return time.perf_counter() - started, result
+def export_revision(revision: str, folder: Path) -> Path:
+    """The files of ``revision`` of this repository, written into ``folder``."""
+    archive = subprocess.run(["git", "archive", revision], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement (default 3)")
+    parser.add_argument("--baseline", default="main", help="git revision to compare with (default main)")
+    parser.add_argument("--workloads", default="kth,sdsc", help="kth, sdsc (default both)")
     args = parser.parse_args()
-    reference = shared_path("reference-schedules", "KTH-SP2", "workload.json.gz")
-    if reference:
-        workload, name = load_workload(reference), "KTH-SP2"
-    else:
-        workload, name = generate(20000, weeks=20, nb_res=100, seed=1), "synthetic 20k"
-    big = load_workload(reference) if reference else generate(20000, weeks=20, nb_res=100, seed=1)
-    big.jobs["res"] *= 240
-
-    rows, latency_rows = [], []
-    for label, load, machines in ((f"{name}, 100", workload, 100), (f"{name}, 24,048", big, 24048)):
-        local, remote, floor, log = [], [], [], ""
+    calibration = []
+    with tempfile.TemporaryDirectory(prefix="bench_socket_") as scratch:
+        scratch = Path(scratch)
+        baseline = export_revision(args.baseline, Path(tempfile.mkdtemp(dir=scratch)))
+        sources = {"this checkout": REPO, f"baseline ({args.baseline})": baseline}
+        rows = []
+        for name, workload, machines in workloads(args.workloads.split(","), scratch):
+            runs = {label: [] for label in sources}
+            for _ in range(args.repeat):  # interleaved: a slow spell of the machine hits both alike
+                for label, source in sources.items():
+                    calibration.append(calibration_loop())  # the machine's speed now, for this run
+                    run = serve_run(source, workload, machines)[0]
+                    run.loops = run.cpu / calibration[-1]
+                    runs[label].append(run)
+            first = [run[0] for run in runs.values()]
+            assert first[0].jobs.equals(first[1].jobs), f"{name}: the two revisions' schedules differ"
+            for label, values in runs.items():
+                best = min(values, key=lambda run: run.cpu)
+                best.loops = statistics.median(run.loops for run in values)
+                runs[label] = best
+            rows += [(name, label, runs[label], runs[f"baseline ({args.baseline})"]) for label in sources]
+        small = generate(200, weeks=1, nb_res=64, seed=1)
+        imports = {label: [] for label in sources}
         for _ in range(args.repeat):
-            seconds_local, result_local = in_process_run(load, machines)
-            seconds_remote, result_remote, log = socket_run(load, machines)
-            assert result_remote.jobs.equals(result_local.jobs), "socket and in-process schedules differ"
-            floor.append(ping_pong(result_remote.nb_messages))
-            local.append(seconds_local)
-            remote.append(seconds_remote)
-        best_local, best_remote, best_floor = min(local), min(remote), min(floor)
-        rows.append([label, seconds(best_local), seconds(best_floor), seconds(best_remote),
-                     ratio(best_remote, best_local), ratio(best_remote - best_floor, best_local),
-                     "yes" if best_remote <= 3 * best_local else "NO"])
-        latency_rows.append([label, result_remote.nb_messages, log])
-    print(f"# Socket run vs in-process run ({machine_line()}; best of {args.repeat})\n")
-    print(markdown_table(["workload, processors", "in-process", "bare ping-pong (floor)", "serve + batsim-peer",
-                          "socket / in-process", "(socket - floor) / in-process", "<= 3x"], rows))
-    print("\nThe server's own account (decode + decide + encode per message), last round:\n")
-    print(markdown_table(["workload, processors", "messages", "serve's summary line"], latency_rows))
+            for label, source in sources.items():
+                imports[label].append(import_seconds(source, small, 64))
+        startup = {label: min(values) for label, values in imports.items()}
+        floor = echo_cpu(rows[0][2].messages) / rows[0][2].messages
+
+    print(f"# serve driven by batsim-peer ({machine_line()}; best of {args.repeat}, interleaved)\n")
+    print(f"Calibration loop: {min(calibration):.3f} s to {max(calibration):.3f} s, timed before each run; a run's "
+          f"calibration loops are its CPU over the loop timed just before it (median of {args.repeat}). "
+          f"Bare REQ/REP echo (the transport's floor): {floor * 1e6:.0f} us of CPU per message.\n")
+    table = []
+    for name, label, run, base in rows:
+        loops = run.loops
+        target = ""
+        if label == "this checkout":  # CPU targets on KTH-SP2 (issue 14), memory on both
+            checks = [run.rss_mb < BATSCHED_MB.get(name, float("inf"))]
+            if name in BATSCHED_LOOPS:
+                checks += [run.cpu <= TARGET_RATIO * base.cpu, loops <= TARGET_LOOPS]
+            target = "yes" if all(checks) else "NO"
+        table.append([name, label, run.messages, seconds(run.cpu), f"{run.cpu / run.messages * 1e6:.0f} us",
+                      ratio(run.cpu, base.cpu), f"{loops:.1f}", f"{run.rss_mb:.0f} MB", seconds(run.wall), target])
+    print(markdown_table(["workload", "serve", "messages", "CPU", "CPU / message", "vs baseline",
+                          "calibration loops", "peak RSS", "wall (peer incl.)", "targets met"], table))
+    print(f"\nTargets: on KTH-SP2, CPU <= {TARGET_RATIO}x the baseline and <= {TARGET_LOOPS:g} calibration loops "
+          f"(batsched easy_bf: {BATSCHED_LOOPS['KTH-SP2']}); peak RSS below batsched's "
+          + ", ".join(f"{mb:g} MB on {name}" for name, mb in BATSCHED_MB.items()) + ".\n")
+    base_startup = startup[f"baseline ({args.baseline})"]
+    print(markdown_table(["serve (EASY-FCFS)", "import time (-X importtime)", "vs baseline", "<= 0.5x"],
+                         [[label, seconds(value), ratio(value, base_startup),
+                           "yes" if value <= 0.5 * base_startup else "NO"] for label, value in startup.items()]))
 
 
 if __name__ == "__main__":

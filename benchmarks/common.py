@@ -7,8 +7,10 @@ single timings on shared machines are noise, ratios are much less so.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -99,10 +101,10 @@ def calibration_loop(n: int = 3_000_000) -> float:
 # --- subprocesses ------------------------------------------------------------------
 
 
-def child_env() -> dict[str, str]:
-    """The environment for a child Python: this checkout first on ``PYTHONPATH``."""
+def child_env(root: Path = REPO) -> dict[str, str]:
+    """The environment for a child Python: the checkout at ``root`` (this one) first on ``PYTHONPATH``."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
     env.setdefault("PYTHONHASHSEED", "0")
     return env
 
@@ -115,26 +117,60 @@ class ChildRun:
     stdout: str = ""
 
 
-def run_child(argv: Sequence[str], cwd: Path | None = None) -> ChildRun:
-    """Run ``argv`` as a fresh subprocess; its wall time, peak memory, CPU time and output.
+#: Runs a command and writes its exit code, wall time, peak RSS (KiB) and CPU time into a file.
+#: A process's ``ru_maxrss`` starts at its parent's RSS when it is spawned (Linux carries the
+#: pre-exec high-water mark over), so a big parent would inflate it: this small one spawns it.
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+started = time.perf_counter()
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as report:
+    json.dump([os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss,
+               usage.ru_utime + usage.ru_stime], report)
+"""
 
-    The peak memory is that child's own ``ru_maxrss`` (``os.wait4`` on its pid), not the
-    running maximum over all children that ``RUSAGE_CHILDREN`` gives.
-    """
+
+class MeasuredChild:
+    """``argv`` running in a fresh process; :meth:`wait` gives its own wall time, peak memory and
+    CPU time (``os.wait4`` on its pid, not the running maximum of ``RUSAGE_CHILDREN``)."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+                 **popen: object) -> None:
+        self._report = Path(tempfile.mkstemp(prefix="bench_child_")[1])
+        self.argv = list(map(str, argv))
+        self.process = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(self._report), *self.argv],
+                                        cwd=cwd, env=env or child_env(), start_new_session=True, **popen)
+
+    def wait(self) -> tuple[int, ChildRun]:
+        """The exit code and the measurements (stdout left empty)."""
+        self.process.wait()
+        try:
+            code, wall, rss_kib, cpu = json.loads(self._report.read_text())
+        finally:
+            self._report.unlink()
+        if sys.platform == "darwin":
+            rss_kib /= 1024
+        return code, ChildRun(wall, rss_kib / 1024, cpu)
+
+    def kill(self) -> None:
+        """Stop the command and its launcher."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self._report.unlink(missing_ok=True)
+
+
+def run_child(argv: Sequence[str], cwd: Path | None = None) -> ChildRun:
+    """Run ``argv`` as a fresh subprocess; its wall time, peak memory, CPU time and output."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(list(argv), cwd=cwd, env=child_env(), stdout=out, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
+        code, run = MeasuredChild(argv, cwd=cwd, stdout=out, stderr=err).wait()
+        if code != 0:
             err.seek(0)
-            raise RuntimeError(f"{' '.join(map(str, argv))} failed with status {child.returncode}:\n"
+            raise RuntimeError(f"{' '.join(map(str, argv))} failed with status {code}:\n"
                                f"{err.read().decode(errors='replace')[-2000:]}")
         out.seek(0)
-        stdout = out.read().decode(errors="replace")
-    rss_kib = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss / 1024
-    return ChildRun(wall, rss_kib / 1024, usage.ru_utime + usage.ru_stime, stdout)
+        run.stdout = out.read().decode(errors="replace")
+    return run
 
 
 # --- reporting ---------------------------------------------------------------------
@@ -185,7 +221,5 @@ def measured_simulation(workload, config, nb_machines: int) -> tuple[dict[str, f
 def python_child(script: Path, *arguments: object) -> tuple[dict, ChildRun]:
     """Run ``python script arguments...`` in a fresh process; the JSON object it prints last,
     and the child's own wall time and peak memory."""
-    import json
-
     child = run_child([sys.executable, str(script), *map(str, arguments)], cwd=REPO)
     return json.loads(child.stdout.strip().splitlines()[-1]), child

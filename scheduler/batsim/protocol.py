@@ -7,7 +7,8 @@ Two codecs, one per side of the socket:
 - :class:`BatsimCodec` (our embedded ``batsim-peer``): encodes events exactly as real
   Batsim 4.2.1 sends them, decodes and validates any scheduler's reply into decisions.
 
-Both raise :class:`ProtocolError` naming the message, the event and the field.
+Both raise :class:`ProtocolError` naming the message, the event and the field. The JSON and
+its types are handled by :mod:`scheduler.batsim.wire` (msgspec); this module holds the rules.
 
 Envelope, both directions::
 
@@ -51,17 +52,22 @@ which Batsim writes as ``submission_time`` in ``_jobs.csv``, is kept in
 ``Job.extras["workload_subtime"]``. On the Batsim side ``Job.subtime`` is the workload's
 ``subtime``; :class:`BatsimCodec` writes ``extras["workload_subtime"]`` instead when present,
 so a decoded job re-encodes unchanged.
+
+A scheduler that must stop (a refused option, a broken message) replies with
+:meth:`SchedulerCodec.encode_error`: a NOTIFY whose ``type`` is the error text. Batsim 4.2.1
+aborts on it at once (exit code 134, ``Unknown NOTIFY type received ('<the text>')``) instead
+of waiting forever for a reply; :class:`BatsimCodec` refuses it the same way.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from procset import ProcSet
 
+from scheduler.batsim import wire
+from scheduler.batsim.wire import UNSET, Invalid
 from scheduler.core.events import (
     AnswerWaitingTime,
     CallMeLater,
@@ -85,9 +91,9 @@ from scheduler.core.events import (
     WaitingTimeQuery,
 )
 from scheduler.core.job import Job
-from scheduler.core.machines import to_interval_string
+from scheduler.core.machines import from_interval_string, to_interval_string
 from scheduler.errors import ProtocolError
-from scheduler.values import is_number, plain
+from scheduler.values import is_number
 
 #: The ``job_state`` values of JOB_COMPLETED.
 JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
@@ -110,7 +116,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
 WORKLOAD_SUBTIME = "workload_subtime"
 
 _JOB_FIELDS = frozenset({"id", "subtime", "res", "walltime", "profile"})
-_INTERVALS = re.compile(r"[0-9]+(-[0-9]+)?( [0-9]+(-[0-9]+)?)*")
+#: The members of SIMULATION_BEGINS' ``config`` the scheduler reads, and their kinds.
+_CONFIG_KINDS = {"dynamic-jobs-enabled": "a boolean", "dynamic-jobs-acknowledged": "a boolean",
+                 "profile-reuse-enabled": "a boolean", "profiles-forwarded-on-submission": "a boolean",
+                 "sched-config": "a string"}
 
 # Event types real Batsim may send, and decision types it accepts but our peer does not play.
 _BATSIM_TYPES = frozenset({"SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTED", "JOB_COMPLETED",
@@ -118,97 +127,39 @@ _BATSIM_TYPES = frozenset({"SIMULATION_BEGINS", "SIMULATION_ENDS", "JOB_SUBMITTE
                            "RESOURCE_STATE_CHANGED", "FROM_JOB_MSG"})
 _UNSUPPORTED_DECISIONS = frozenset({"QUERY", "CHANGE_JOB_STATE", "SET_RESOURCE_STATE", "TO_JOB_MSG"})
 
+_BATSIM_MESSAGES = wire.decoder(wire.BatsimEvent)
+_REPLIES = wire.decoder(wire.AnyEvent)
 
-# --- JSON and validation helpers --------------------------------------------------------
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-finite number {name}")
+T = TypeVar("T")
 
 
-def _loads(text: str | bytes, where: str) -> Any:
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:  # JSONDecodeError, bad UTF-8, NaN/Infinity
-        raise ProtocolError(f"{where}: invalid JSON: {exc}") from None
+# --- shared rules ---------------------------------------------------------------------------
 
 
-def _dumps(message: dict[str, Any], where: str) -> str:
-    try:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False, default=plain)
-    except (TypeError, ValueError) as exc:
-        raise ProtocolError(f"{where}: cannot encode ({exc})") from None
+def _read_events(message: wire.Message, where: str, read: Callable[[Any], T]) -> list[T]:
+    """``read(event)`` for each event of ``message``, whose timestamps must be non-decreasing
+    and at most ``now``; an :class:`Invalid` event is reported with its place."""
+    now = message.now
+    out = []
+    last = -math.inf
+    for index, event in enumerate(message.events):
+        try:
+            timestamp = event.timestamp
+            if timestamp > now:
+                raise Invalid(f"'event.timestamp' {timestamp} is after now={now}")
+            if timestamp < last:
+                raise Invalid(f"'event.timestamp' {timestamp} is before the previous event's {last}")
+            last = timestamp
+            out.append(read(event))
+        except Invalid as exc:
+            raise ProtocolError(f"{where}, event {index} ({wire.kind_of(event)}): {exc}") from None
+    return out
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_KINDS: dict[str, Callable[[Any], bool]] = {
-    "a number": is_number,
-    "an integer": _is_int,
-    "a string": lambda v: isinstance(v, str),
-    "an object": lambda v: isinstance(v, dict),
-    "an array": lambda v: isinstance(v, list),
-}
-
-_MISSING = object()
-
-
-def _show(value: Any) -> str:
-    """A short JSON-ish rendering of a bad value, for error messages."""
-    return json.dumps(value, default=repr)[:60]
-
-
-def _field(obj: dict[str, Any], key: str, kind: str, where: str, path: str, default: Any = _MISSING) -> Any:
-    """``obj[key]``, checked to be of ``kind`` ("a number", "a string"...); ``default`` if absent."""
-    value = obj.get(key, _MISSING)
-    if value is _MISSING:
-        if default is _MISSING:
-            raise ProtocolError(f"{where}: missing '{path}.{key}'")
-        return default
-    if not _KINDS[kind](value):
-        raise ProtocolError(f"{where}: '{path}.{key}' must be {kind}, got {_show(value)}")
-    return value
-
-
-def _check_job_id(value: Any, where: str, path: str) -> str:
-    """``value`` if it is a job id ``"workload!name"``: exactly one '!', both parts non-empty."""
-    if not isinstance(value, str):
-        raise ProtocolError(f"{where}: '{path}' must be a string, got {_show(value)}")
-    workload, _, name = value.partition("!")
-    if not workload or not name or "!" in name:
-        raise ProtocolError(f"{where}: '{path}' must be 'workload!name' (one '!'), got {value!r}")
-    return value
-
-
-def _job_id(obj: dict[str, Any], key: str, where: str, path: str) -> str:
-    """The job id ``obj[key]``."""
-    return _check_job_id(_field(obj, key, "a string", where, path), where, f"{path}.{key}")
-
-
-def _job_ids(obj: dict[str, Any], key: str, where: str, path: str) -> tuple[str, ...]:
-    """The list of job ids ``obj[key]``."""
-    values = _field(obj, key, "an array", where, path)
-    return tuple(_check_job_id(value, where, f"{path}.{key}[{i}]") for i, value in enumerate(values))
-
-
-def _procset(obj: dict[str, Any], key: str, where: str, path: str) -> ProcSet:
-    """A non-empty interval-set string such as ``"0-3 7"``, as a ``ProcSet``."""
-    value = _field(obj, key, "a string", where, path)
-    try:
-        if not _INTERVALS.fullmatch(value):
-            raise ValueError
-        return ProcSet.from_str(value)
-    except ValueError:
-        raise ProtocolError(f"{where}: '{path}.{key}' must be an interval set such as '0-3 7', "
-                            f"got {value!r}") from None
-
-
-def _walltime(job: dict[str, Any], where: str, path: str) -> float:
-    walltime = _field(job, "walltime", "a number", where, path, -1)
+def _walltime(job: dict[str, Any], path: str) -> float:
+    walltime = wire.field(job, "walltime", "a number", path, -1)
     if walltime != -1 and not walltime > 0:
-        raise ProtocolError(f"{where}: '{path}.walltime' must be -1 (none) or positive, got {walltime}")
+        raise Invalid(f"'{path}.walltime' must be -1 (none) or positive, got {walltime}")
     return float(walltime)
 
 
@@ -219,50 +170,24 @@ def _delay(profile: Any) -> float | None:
     return None
 
 
-def _read_job(job: dict[str, Any], job_id: str, where: str, path: str) -> tuple[float, int, float, str, dict]:
+def _read_job(job: dict[str, Any], job_id: str, path: str) -> tuple[float, int, float, str, dict]:
     """Check a job object; its ``(subtime, res, walltime, profile, extras)``."""
     if "id" not in job:
-        raise ProtocolError(f"{where}: missing '{path}.id'")
+        raise Invalid(f"missing '{path}.id'")
     given = job["id"]
-    if not (isinstance(given, str) or _is_int(given)):
-        raise ProtocolError(f"{where}: '{path}.id' must be a string or an integer, got {_show(given)}")
+    if not (isinstance(given, str) or (isinstance(given, int) and not isinstance(given, bool))):
+        raise Invalid(f"'{path}.id' must be a string or an integer, got {wire.show(given)}")
     full = str(given) if "!" in str(given) else f"{job_id.partition('!')[0]}!{given}"
     if full != job_id:
-        raise ProtocolError(f"{where}: '{path}.id' is {given!r} but the job id is {job_id!r}")
-    subtime = _field(job, "subtime", "a number", where, path)
-    res = _field(job, "res", "an integer", where, path)
+        raise Invalid(f"'{path}.id' is {given!r} but the job id is {job_id!r}")
+    subtime = wire.field(job, "subtime", "a number", path)
+    res = wire.field(job, "res", "an integer", path)
     if res < 0:
-        raise ProtocolError(f"{where}: '{path}.res' must be >= 0, got {res}")
-    walltime = _walltime(job, where, path)
-    profile = _field(job, "profile", "a string", where, path)
+        raise Invalid(f"'{path}.res' must be >= 0, got {res}")
+    walltime = _walltime(job, path)
+    profile = wire.field(job, "profile", "a string", path)
     extras = {k: v for k, v in job.items() if k not in _JOB_FIELDS}
     return float(subtime), res, walltime, profile, extras
-
-
-def _envelope(text: str | bytes, where: str) -> tuple[float, list[tuple[float, str, dict[str, Any], str]]]:
-    """Check a message's envelope; its ``now`` and ``(timestamp, type, data, where)`` per event."""
-    message = _loads(text, where)
-    if not isinstance(message, dict):
-        raise ProtocolError(f"{where}: the message must be a JSON object")
-    now = _field(message, "now", "a number", where, "message")
-    events = _field(message, "events", "an array", where, "message")
-    checked = []
-    last = -math.inf
-    for index, event in enumerate(events):
-        at = f"{where}, event {index}"
-        if not isinstance(event, dict):
-            raise ProtocolError(f"{at}: an event must be an object")
-        kind = _field(event, "type", "a string", at, "event")
-        at = f"{at} ({kind})"
-        timestamp = _field(event, "timestamp", "a number", at, "event")
-        if timestamp > now:
-            raise ProtocolError(f"{at}: 'event.timestamp' {timestamp} is after now={now}")
-        if timestamp < last:
-            raise ProtocolError(f"{at}: 'event.timestamp' {timestamp} is before the previous event's {last}")
-        last = timestamp
-        data = _field(event, "data", "an object", at, "event")
-        checked.append((float(timestamp), kind, data, at))
-    return float(now), checked
 
 
 def _job_dict(job: Job) -> dict[str, Any]:
@@ -291,30 +216,30 @@ class SchedulerCodec:
         self.profiles: dict[str, dict[str, Any]] = {}
         self.now: float | None = None
         self.messages = 0
-        self._readers: dict[str, Callable[[float, dict[str, Any], str], Event]] = {
-            "SIMULATION_BEGINS": self._simulation_begins,
-            "JOB_SUBMITTED": self._job_submitted,
-            "JOB_COMPLETED": self._job_completed,
-            "JOB_KILLED": self._job_killed,
-            "REQUESTED_CALL": lambda t, d, w: RequestedCall(t),
-            "NOTIFY": self._notify,
-            "QUERY": self._query,
-            "SIMULATION_ENDS": lambda t, d, w: SimulationEnds(t),
-            "RESOURCE_STATE_CHANGED": self._resource_state_changed,
-            "ANSWER": lambda t, d, w: Unhandled(t, "ANSWER", d),
-            "FROM_JOB_MSG": self._from_job_msg,
+        self._readers: dict[type, Callable[[Any], Event]] = {
+            wire.SimulationBeginsEvent: self._simulation_begins,
+            wire.JobSubmittedEvent: self._job_submitted,
+            wire.JobCompletedEvent: self._job_completed,
+            wire.JobKilledEvent: self._job_killed,
+            wire.RequestedCallEvent: lambda e: RequestedCall(e.timestamp),
+            wire.NotifyEvent: self._notify,
+            wire.QueryEvent: self._query,
+            wire.SimulationEndsEvent: lambda e: SimulationEnds(e.timestamp),
+            wire.ResourceStateChangedEvent: self._resource_state_changed,
+            wire.AnswerEvent: lambda e: Unhandled(e.timestamp, "ANSWER", e.data),
+            wire.FromJobMsgEvent: self._from_job_msg,
         }
         self._writers: dict[type, Callable[[Any], tuple[str, dict[str, Any]]]] = {
             Execute: self._execute,
             Reject: lambda d: ("REJECT_JOB", {"job_id": d.job_id}),
             Kill: self._kill,
-            CallMeLater: lambda d: ("CALL_ME_LATER", {"timestamp": float(d.time)}),
+            CallMeLater: lambda d: ("CALL_ME_LATER", {"timestamp": wire.finite(d.time, "CALL_ME_LATER's time")}),
             RegisterProfile: self._register_profile,
             RegisterJob: self._register_job,
             SetMetadata: self._set_metadata,
             RegistrationFinished: lambda d: ("NOTIFY", {"type": "registration_finished"}),
             AnswerWaitingTime: lambda d: ("ANSWER", {"estimate_waiting_time": {
-                "job_id": d.job_id, "estimated_waiting_time": float(d.estimate)}}),
+                "job_id": d.job_id, "estimated_waiting_time": wire.finite(d.estimate, "the estimated waiting time")}}),
         }
 
     # --- decoding --------------------------------------------------------------------
@@ -323,124 +248,139 @@ class SchedulerCodec:
         """Validate one Batsim message; its ``now`` and events, in order."""
         self.messages += 1
         where = f"Batsim message {self.messages}"
-        now, raw = _envelope(text, where)
+        message = wire.decode(_BATSIM_MESSAGES, text, where)
+        now = message.now
         if self.now is not None and now < self.now:
             raise ProtocolError(f"{where}: now={now} is before the previous message's now={self.now}")
-        events = []
-        for timestamp, kind, data, at in raw:
-            reader = self._readers.get(kind)
-            if reader is None:
-                raise ProtocolError(f"{at}: unknown event type {kind!r}")
-            events.append(reader(timestamp, data, at))
+        readers = self._readers
+        events = _read_events(message, where, lambda event: readers[type(event)](event))
         self.now = now
         return now, events
 
-    def _simulation_begins(self, time: float, data: dict[str, Any], where: str) -> SimulationBegins:
-        nb = _field(data, "nb_compute_resources", "an integer", where, "data", None)
-        if nb is None:
-            nb = _field(data, "nb_resources", "an integer", where, "data")
-        config = _field(data, "config", "an object", where, "data", {})
-        profiles = _field(data, "profiles", "an object", where, "data", {})
-        for workload, table in profiles.items():
+    def _simulation_begins(self, event: wire.SimulationBeginsEvent) -> SimulationBegins:
+        data = event.data
+        nb = data.nb_compute_resources if data.nb_compute_resources is not UNSET else data.nb_resources
+        if nb is UNSET:
+            raise Invalid("missing 'data.nb_resources'")
+        for key, kind in _CONFIG_KINDS.items():
+            wire.field(data.config, key, kind, "data.config", None)
+        for workload, table in data.profiles.items():
             if not isinstance(table, dict):
-                raise ProtocolError(f"{where}: 'data.profiles.{workload}' must be an object")
-        _field(data, "workloads", "an object", where, "data", None)
-        self.profiles = {workload: dict(table) for workload, table in profiles.items()}
-        return SimulationBegins(time, nb, config)
+                raise Invalid(f"'data.profiles.{workload}' must be an object")
+        self.profiles = {workload: dict(table) for workload, table in data.profiles.items()}
+        return SimulationBegins(event.timestamp, nb, data.config)
 
-    def _job_submitted(self, time: float, data: dict[str, Any], where: str) -> JobSubmitted:
-        job_id = _job_id(data, "job_id", where, "data")
-        if "job" not in data:
-            raise ProtocolError(f"{where}: missing 'data.job' (Batsim's Redis mode is not supported)")
-        obj = _field(data, "job", "an object", where, "data")
-        subtime, res, walltime, profile, extras = _read_job(obj, job_id, where, "data.job")
-        forwarded = _field(data, "profile", "an object", where, "data", None)
-        if forwarded is None:
+    def _job_submitted(self, event: wire.JobSubmittedEvent) -> JobSubmitted:
+        data = event.data
+        job_id = wire.job_id(data.job_id, "data.job_id")
+        if data.job is UNSET:
+            raise Invalid("missing 'data.job' (Batsim's Redis mode is not supported)")
+        subtime, res, walltime, profile, extras = _read_job(data.job, job_id, "data.job")
+        forwarded = data.profile
+        if forwarded is UNSET:
             forwarded = self.profiles.get(job_id.partition("!")[0], {}).get(profile)
         extras[WORKLOAD_SUBTIME] = subtime
+        time = event.timestamp
         return JobSubmitted(time, Job(job_id, time, res, walltime, profile, _delay(forwarded), extras))
 
-    def _job_completed(self, time: float, data: dict[str, Any], where: str) -> JobCompleted:
-        job_id = _job_id(data, "job_id", where, "data")
-        state = _field(data, "job_state", "a string", where, "data")
-        if state not in JOB_STATES:
-            raise ProtocolError(f"{where}: 'data.job_state' must be one of {sorted(JOB_STATES)}, got {state!r}")
-        _field(data, "return_code", "an integer", where, "data", None)
-        if "alloc" in data:
-            _procset(data, "alloc", where, "data")
-        return JobCompleted(time, job_id, state)
+    @staticmethod
+    def _job_completed(event: wire.JobCompletedEvent) -> JobCompleted:
+        data = event.data
+        job_id = wire.job_id(data.job_id, "data.job_id")
+        if data.job_state not in JOB_STATES:
+            raise Invalid(f"'data.job_state' must be one of {sorted(JOB_STATES)}, got {data.job_state!r}")
+        if data.alloc is not UNSET:  # not needed: only checked
+            wire.intervals(data.alloc, "data.alloc")
+        return JobCompleted(event.timestamp, job_id, data.job_state)
 
-    def _job_killed(self, time: float, data: dict[str, Any], where: str) -> JobKilled:
-        job_ids = _job_ids(data, "job_ids", where, "data")
-        _field(data, "job_progress", "an object", where, "data", None)
-        return JobKilled(time, job_ids)
+    @staticmethod
+    def _job_killed(event: wire.JobKilledEvent) -> JobKilled:
+        return JobKilled(event.timestamp, wire.job_ids(event.data.job_ids, "data.job_ids"))
 
-    def _notify(self, time: float, data: dict[str, Any], where: str) -> Event:
-        kind = _field(data, "type", "a string", where, "data")
+    @staticmethod
+    def _notify(event: wire.NotifyEvent) -> Event:
+        data = event.data
+        kind = wire.field(data, "type", "a string", "data")
         if kind == "no_more_static_job_to_submit":
-            return NoMoreStaticJobs(time)
+            return NoMoreStaticJobs(event.timestamp)
         if kind in ("event_machine_available", "event_machine_unavailable"):
-            _procset(data, "resources", where, "data")
-        return Unhandled(time, "NOTIFY", data)
+            wire.intervals(wire.field(data, "resources", "a string", "data"), "data.resources")
+        return Unhandled(event.timestamp, "NOTIFY", data)
 
-    def _query(self, time: float, data: dict[str, Any], where: str) -> Event:
-        requests = _field(data, "requests", "an object", where, "data")
+    def _query(self, event: wire.QueryEvent) -> Event:
+        time, data = event.timestamp, event.data
+        requests = wire.field(data, "requests", "an object", "data")
         if "estimate_waiting_time" not in requests:
             return Unhandled(time, "QUERY", data)
-        request = _field(requests, "estimate_waiting_time", "an object", where, "data.requests")
         path = "data.requests.estimate_waiting_time"
-        job_id = _job_id(request, "job_id", where, path)
-        obj = _field(request, "job", "an object", where, path)
-        res = _field(obj, "res", "an integer", where, f"{path}.job")
-        walltime = _walltime(obj, where, f"{path}.job")
-        profile = _field(obj, "profile", "a string", where, f"{path}.job", "")
+        request = wire.field(requests, "estimate_waiting_time", "an object", "data.requests")
+        job_id = wire.job_id(wire.field(request, "job_id", "a string", path), f"{path}.job_id")
+        obj = wire.field(request, "job", "an object", path)
+        res = wire.field(obj, "res", "an integer", f"{path}.job")
+        walltime = _walltime(obj, f"{path}.job")
+        profile = wire.field(obj, "profile", "a string", f"{path}.job", "")
         runtime = _delay(self.profiles.get(job_id.partition("!")[0], {}).get(profile))
         extras = {k: v for k, v in obj.items() if k not in _JOB_FIELDS}
         return WaitingTimeQuery(time, Job(job_id, time, res, walltime, profile, runtime, extras))
 
-    def _resource_state_changed(self, time: float, data: dict[str, Any], where: str) -> Unhandled:
-        _procset(data, "resources", where, "data")
-        _field(data, "state", "a string", where, "data")
-        return Unhandled(time, "RESOURCE_STATE_CHANGED", data)
+    @staticmethod
+    def _resource_state_changed(event: wire.ResourceStateChangedEvent) -> Unhandled:
+        data = event.data
+        wire.intervals(wire.field(data, "resources", "a string", "data"), "data.resources")
+        wire.field(data, "state", "a string", "data")
+        return Unhandled(event.timestamp, "RESOURCE_STATE_CHANGED", data)
 
-    def _from_job_msg(self, time: float, data: dict[str, Any], where: str) -> Unhandled:
-        _job_id(data, "job_id", where, "data")
-        return Unhandled(time, "FROM_JOB_MSG", data)
+    @staticmethod
+    def _from_job_msg(event: wire.FromJobMsgEvent) -> Unhandled:
+        wire.job_id(wire.field(event.data, "job_id", "a string", "data"), "data.job_id")
+        return Unhandled(event.timestamp, "FROM_JOB_MSG", event.data)
 
     # --- encoding --------------------------------------------------------------------
 
-    def encode(self, now: float, decisions: Sequence[Decision]) -> str:
+    def encode(self, now: float, decisions: Sequence[Decision]) -> bytes:
         """The reply: every decision as one event stamped ``now`` (the received ``now``)."""
         where = f"reply to Batsim message {self.messages}"
         if self.now is not None and now < self.now:
             raise ProtocolError(f"{where}: now={now} is before the received now={self.now}")
-        now = float(now)
         events = []
-        for index, decision in enumerate(decisions):
-            writer = self._writers.get(type(decision))
-            if writer is None:
-                raise ProtocolError(f"{where}, decision {index}: cannot encode {type(decision).__name__}")
-            try:
-                kind, data = writer(decision)
-            except ProtocolError as exc:
-                raise ProtocolError(f"{where}, decision {index}: {exc}") from None
-            events.append({"timestamp": now, "type": kind, "data": data})
-        return _dumps({"now": now, "events": events}, where)
+        try:
+            now = wire.finite(now, "now")
+            for index, decision in enumerate(decisions):
+                writer = self._writers.get(type(decision))
+                if writer is None:
+                    raise Invalid(f"decision {index}: cannot encode {type(decision).__name__}")
+                try:
+                    kind, data = writer(decision)
+                except Invalid as exc:
+                    raise Invalid(f"decision {index}: {exc}") from None
+                events.append({"timestamp": now, "type": kind, "data": data})
+        except Invalid as exc:
+            raise ProtocolError(f"{where}, {exc}") from None
+        return wire.encode({"now": now, "events": events}, where)
+
+    def encode_error(self, error: str, message: str | bytes | None = None) -> bytes:
+        """A reply that stops Batsim at once with ``error`` in its log: a NOTIFY whose ``type``
+        is the error text, stamped with ``message``'s ``now`` (or the last one known)."""
+        known = [now for now in (self.now, wire.peek_now(message) if message is not None else None) if now is not None]
+        now = max(known, default=0.0)
+        error = error.encode(errors="backslashreplace").decode()  # no lone surrogate: it must be valid UTF-8
+        return wire.encode({"now": now, "events": [{"timestamp": now, "type": "NOTIFY", "data": {"type": error}}]},
+                           "error reply")
 
     @staticmethod
     def _execute(decision: Execute) -> tuple[str, dict[str, Any]]:
         if decision.machines <= 0:
-            raise ProtocolError(f"EXECUTE_JOB {decision.job_id!r}: empty allocation")
+            raise Invalid(f"EXECUTE_JOB {decision.job_id!r}: empty allocation")
         return "EXECUTE_JOB", {"job_id": decision.job_id, "alloc": to_interval_string(decision.machines)}
 
     @staticmethod
     def _kill(decision: Kill) -> tuple[str, dict[str, Any]]:
         if not decision.job_ids:
-            raise ProtocolError("KILL_JOB with no job id")
+            raise Invalid("KILL_JOB with no job id")
         return "KILL_JOB", {"job_ids": list(decision.job_ids)}
 
     def _register_profile(self, decision: RegisterProfile) -> tuple[str, dict[str, Any]]:
-        profile = {"type": "delay", "delay": float(decision.delay)}
+        profile = {"type": "delay", "delay": wire.finite(decision.delay, "REGISTER_PROFILE's delay")}
         self.profiles.setdefault(decision.workload, {})[decision.name] = profile
         return "REGISTER_PROFILE", {"workload_name": decision.workload, "profile_name": decision.name,
                                     "profile": profile}
@@ -448,16 +388,20 @@ class SchedulerCodec:
     @staticmethod
     def _register_job(decision: RegisterJob) -> tuple[str, dict[str, Any]]:
         job = decision.job
-        _check_job_id(job.id, "REGISTER_JOB", "data.job_id")
+        try:
+            wire.job_id(job.id, "data.job_id")
+        except Invalid as exc:
+            raise Invalid(f"REGISTER_JOB: {exc}") from None
+        walltime = wire.finite(job.walltime, "REGISTER_JOB's walltime") if job.walltime > 0 else -1
         return "REGISTER_JOB", {"job_id": job.id, "job": {
-            "id": job.id, "subtime": float(job.subtime), "res": int(job.res),
-            "walltime": float(job.walltime) if job.walltime > 0 else -1, "profile": job.profile}}
+            "id": job.id, "subtime": wire.finite(job.subtime, "REGISTER_JOB's subtime"), "res": int(job.res),
+            "walltime": walltime, "profile": job.profile}}
 
     @staticmethod
     def _set_metadata(decision: SetMetadata) -> tuple[str, dict[str, Any]]:
         if '"' in decision.metadata:
-            raise ProtocolError(f"SET_JOB_METADATA {decision.job_id!r}: the metadata may not contain '\"' "
-                                f"(Batsim aborts), got {decision.metadata!r}")
+            raise Invalid(f"SET_JOB_METADATA {decision.job_id!r}: the metadata may not contain '\"' "
+                          f"(Batsim aborts), got {decision.metadata!r}")
         return "SET_JOB_METADATA", {"job_id": decision.job_id, "metadata": decision.metadata}
 
 
@@ -497,7 +441,7 @@ class BatsimCodec:
         self.now: float | None = None  # the ``now`` of the last message sent
         self.messages = 0
         self._job_profiles: dict[str, str] = {}
-        self._readers: dict[str, Callable[[dict[str, Any], str], Decision]] = {
+        self._readers: dict[str, Callable[[dict[str, Any]], Decision]] = {
             "EXECUTE_JOB": self._execute,
             "REJECT_JOB": self._reject,
             "KILL_JOB": self._kill,
@@ -511,7 +455,7 @@ class BatsimCodec:
 
     # --- encoding --------------------------------------------------------------------
 
-    def encode(self, now: float, events: Sequence[Event]) -> str:
+    def encode(self, now: float, events: Sequence[Event]) -> bytes:
         """One Batsim message carrying ``events`` (each stamped with its own ``time``)."""
         where = f"Batsim message {self.messages + 1}"
         if self.now is not None and now < self.now:
@@ -525,7 +469,7 @@ class BatsimCodec:
             last = event.time
             kind, data = self._event(event, at)
             out.append({"timestamp": float(event.time), "type": kind, "data": data})
-        text = _dumps({"now": float(now), "events": out}, where)
+        text = wire.encode({"now": float(now), "events": out}, where)
         self.messages += 1
         self.now = now
         return text
@@ -608,100 +552,106 @@ class BatsimCodec:
     def decode_timed(self, text: str | bytes) -> tuple[float, list[tuple[float, Decision]]]:
         """Like :meth:`decode`, with each decision's timestamp (Batsim applies it then)."""
         where = f"reply to Batsim message {self.messages}"
-        now, raw = _envelope(text, where)
-        if self.now is not None and now < self.now:
-            raise ProtocolError(f"{where}: now={now} is before the message's now={self.now}")
-        decisions = []
-        for timestamp, kind, data, at in raw:
-            reader = self._readers.get(kind)
-            if reader is None:
-                if kind in _UNSUPPORTED_DECISIONS:
-                    raise ProtocolError(f"{at}: {kind} is valid in Batsim 4.2.1 but our Batsim peer does not play it")
-                raise ProtocolError(f"{at}: unknown event type {kind!r} (Batsim aborts)")
-            decisions.append((timestamp, reader(data, at)))
-        return now, decisions
+        message = wire.decode(_REPLIES, text, where)
+        decisions = _read_events(message, where, self._decision)  # Batsim reads the events first
+        if self.now is not None and message.now < self.now:
+            raise ProtocolError(f"{where}: now={message.now} is before the message's now={self.now}")
+        return message.now, decisions
+
+    def _decision(self, event: wire.AnyEvent) -> tuple[float, Decision]:
+        reader = self._readers.get(event.type)
+        if reader is None:
+            if event.type in _UNSUPPORTED_DECISIONS:
+                raise Invalid(f"{event.type} is valid in Batsim 4.2.1 but our Batsim peer does not play it")
+            raise Invalid(f"unknown event type {event.type!r} (Batsim aborts)")
+        return event.timestamp, reader(event.data)
 
     @staticmethod
-    def _members(data: dict[str, Any], allowed: tuple[int, ...], where: str) -> None:
+    def _members(data: dict[str, Any], allowed: tuple[int, ...]) -> None:
         if len(data) not in allowed:
-            raise ProtocolError(f"{where}: 'data' must have {' or '.join(map(str, allowed))} members "
-                                f"(Batsim asserts it), got {sorted(data)}")
+            raise Invalid(f"'data' must have {' or '.join(map(str, allowed))} members "
+                          f"(Batsim asserts it), got {sorted(data)}")
 
-    def _execute(self, data: dict[str, Any], where: str) -> Execute:
-        self._members(data, (2, 3), where)
-        job_id = _job_id(data, "job_id", where, "data")
-        alloc = _procset(data, "alloc", where, "data")
+    @staticmethod
+    def _job_id(data: dict[str, Any]) -> str:
+        return wire.job_id(wire.field(data, "job_id", "a string", "data"), "data.job_id")
+
+    def _execute(self, data: dict[str, Any]) -> Execute:
+        self._members(data, (2, 3))
+        job_id = self._job_id(data)
+        alloc = wire.intervals(wire.field(data, "alloc", "a string", "data"), "data.alloc")
         extra = set(data) - {"job_id", "alloc"}
         if extra - {"mapping", "storage_mapping", "additional_io_job"}:
-            raise ProtocolError(f"{where}: unexpected member(s) {sorted(extra)} in 'data'")
-        return Execute.on(job_id, alloc)  # a mapping is meaningless for delay jobs: ignored
+            raise Invalid(f"unexpected member(s) {sorted(extra)} in 'data'")
+        return Execute(job_id, from_interval_string(alloc))  # a mapping is meaningless for delay jobs: ignored
 
-    def _reject(self, data: dict[str, Any], where: str) -> Reject:
-        self._members(data, (1,), where)
-        return Reject(_job_id(data, "job_id", where, "data"), "")
+    def _reject(self, data: dict[str, Any]) -> Reject:
+        self._members(data, (1,))
+        return Reject(self._job_id(data), "")
 
-    def _kill(self, data: dict[str, Any], where: str) -> Kill:
-        self._members(data, (1,), where)
-        job_ids = _job_ids(data, "job_ids", where, "data")
+    def _kill(self, data: dict[str, Any]) -> Kill:
+        self._members(data, (1,))
+        job_ids = wire.job_ids(wire.field(data, "job_ids", "an array", "data"), "data.job_ids")
         if not job_ids:
-            raise ProtocolError(f"{where}: 'data.job_ids' is empty")
+            raise Invalid("'data.job_ids' is empty")
         return Kill(job_ids)
 
-    def _call_me_later(self, data: dict[str, Any], where: str) -> CallMeLater:
-        self._members(data, (1,), where)
-        return CallMeLater(float(_field(data, "timestamp", "a number", where, "data")))
+    def _call_me_later(self, data: dict[str, Any]) -> CallMeLater:
+        self._members(data, (1,))
+        return CallMeLater(float(wire.field(data, "timestamp", "a number", "data")))
 
-    def _register_profile(self, data: dict[str, Any], where: str) -> RegisterProfile:
-        workload = _field(data, "workload_name", "a string", where, "data")
-        name = _field(data, "profile_name", "a string", where, "data")
-        profile = _field(data, "profile", "an object", where, "data")
-        kind = _field(profile, "type", "a string", where, "data.profile")
+    def _register_profile(self, data: dict[str, Any]) -> RegisterProfile:
+        workload = wire.field(data, "workload_name", "a string", "data")
+        name = wire.field(data, "profile_name", "a string", "data")
+        profile = wire.field(data, "profile", "an object", "data")
+        kind = wire.field(profile, "type", "a string", "data.profile")
         if kind != "delay":
-            raise ProtocolError(f"{where}: profile type {kind!r} is not supported (only 'delay')")
-        delay = _field(profile, "delay", "a number", where, "data.profile")
+            raise Invalid(f"profile type {kind!r} is not supported (only 'delay')")
+        delay = wire.field(profile, "delay", "a number", "data.profile")
         if delay < 0:
-            raise ProtocolError(f"{where}: 'data.profile.delay' must be >= 0, got {delay}")
+            raise Invalid(f"'data.profile.delay' must be >= 0, got {delay}")
         table = self.profiles.setdefault(workload, {})
         if name in table:
-            raise ProtocolError(f"{where}: profile {name!r} already exists in workload {workload!r} (Batsim aborts)")
+            raise Invalid(f"profile {name!r} already exists in workload {workload!r} (Batsim aborts)")
         table[name] = profile
         return RegisterProfile(workload, name, float(delay))
 
-    def _register_job(self, data: dict[str, Any], where: str) -> RegisterJob:
-        job_id = _job_id(data, "job_id", where, "data")
+    def _register_job(self, data: dict[str, Any]) -> RegisterJob:
+        job_id = self._job_id(data)
         if "job" not in data:
-            raise ProtocolError(f"{where}: missing 'data.job' (Batsim's Redis mode is not supported)")
-        obj = _field(data, "job", "an object", where, "data")
-        subtime, res, walltime, profile, extras = _read_job(obj, job_id, where, "data.job")
+            raise Invalid("missing 'data.job' (Batsim's Redis mode is not supported)")
+        obj = wire.field(data, "job", "an object", "data")
+        subtime, res, walltime, profile, extras = _read_job(obj, job_id, "data.job")
         workload = job_id.partition("!")[0]
         if workload not in self.profiles and workload not in self.workloads:
-            raise ProtocolError(f"{where}: workload {workload!r} does not exist (register a profile in it first)")
+            raise Invalid(f"workload {workload!r} does not exist (register a profile in it first)")
         known = self.profiles.get(workload, {})
         if profile not in known:
-            raise ProtocolError(f"{where}: profile {profile!r} does not exist in workload {workload!r}")
+            raise Invalid(f"profile {profile!r} does not exist in workload {workload!r}")
         self._job_profiles[job_id] = profile
         return RegisterJob(Job(job_id, subtime, res, walltime, profile, _delay(known[profile]), extras))
 
-    def _set_metadata(self, data: dict[str, Any], where: str) -> SetMetadata:
-        self._members(data, (2,), where)
-        job_id = _job_id(data, "job_id", where, "data")
-        metadata = _field(data, "metadata", "a string", where, "data")
+    def _set_metadata(self, data: dict[str, Any]) -> SetMetadata:
+        self._members(data, (2,))
+        job_id = self._job_id(data)
+        metadata = wire.field(data, "metadata", "a string", "data")
         if '"' in metadata:
-            raise ProtocolError(f"{where}: 'data.metadata' may not contain '\"' (Batsim aborts)")
+            raise Invalid("'data.metadata' may not contain '\"' (Batsim aborts)")
         return SetMetadata(job_id, metadata)
 
-    def _notify(self, data: dict[str, Any], where: str) -> RegistrationFinished:
-        kind = _field(data, "type", "a string", where, "data")
+    @staticmethod
+    def _notify(data: dict[str, Any]) -> RegistrationFinished:
+        kind = wire.field(data, "type", "a string", "data")
         if kind == "registration_finished":
             return RegistrationFinished()
         if kind == "continue_registration":
-            raise ProtocolError(f"{where}: NOTIFY continue_registration is not played by our Batsim peer")
-        raise ProtocolError(f"{where}: unknown NOTIFY type {kind!r} (Batsim aborts)")
+            raise Invalid("NOTIFY continue_registration is not played by our Batsim peer")
+        raise Invalid(f"unknown NOTIFY type {kind!r} (Batsim aborts)")
 
-    def _answer(self, data: dict[str, Any], where: str) -> AnswerWaitingTime:
-        self._members(data, (1,), where)
-        answer = _field(data, "estimate_waiting_time", "an object", where, "data")
+    def _answer(self, data: dict[str, Any]) -> AnswerWaitingTime:
+        self._members(data, (1,))
+        answer = wire.field(data, "estimate_waiting_time", "an object", "data")
         path = "data.estimate_waiting_time"
-        job_id = _job_id(answer, "job_id", where, path)
-        estimate = _field(answer, "estimated_waiting_time", "a number", where, path)
+        job_id = wire.job_id(wire.field(answer, "job_id", "a string", path), f"{path}.job_id")
+        estimate = wire.field(answer, "estimated_waiting_time", "a number", path)
         return AnswerWaitingTime(job_id, float(estimate))

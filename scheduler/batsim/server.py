@@ -2,23 +2,27 @@
 
 A thin shell: each message is decoded by :class:`SchedulerCodec`, handed to the same
 :class:`DecisionCore` that ``simulate`` uses, and the decisions are encoded back.
+
+Every message gets its reply, even one we cannot handle: on any error the reply is
+:meth:`SchedulerCodec.encode_error` (a NOTIFY that makes Batsim abort at once, with our
+error in its log) and the error is raised again, so that neither side waits forever.
 """
 
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import zmq
 
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins, SimulationEnds
 from scheduler.decision import DecisionCore
-from scheduler.errors import ProtocolError
+from scheduler.errors import ProtocolError, SchedulerError
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +38,10 @@ class ServeStats:
     core: DecisionCore | None = None
 
     def latency_percentiles(self) -> dict[str, float]:
-        if not self.latencies:
-            return {"median": 0.0, "p99": 0.0}
-        values = np.asarray(self.latencies)
-        return {"median": float(np.median(values)), "p99": float(np.percentile(values, 99))}
+        if len(self.latencies) < 2:
+            return {"median": sum(self.latencies), "p99": sum(self.latencies)}
+        return {"median": statistics.median(self.latencies),
+                "p99": statistics.quantiles(self.latencies, n=100, method="inclusive")[98]}
 
 
 def config_at_begin(event: SimulationBegins, options: dict[str, Any], overrides: dict[str, Any]) -> SchedulerConfig:
@@ -48,6 +52,13 @@ def config_at_begin(event: SimulationBegins, options: dict[str, Any], overrides:
     merged.update(options)
     merged.update({k: v for k, v in overrides.items() if v is not None})
     return SchedulerConfig.from_dict(merged, "scheduling options")
+
+
+def error_text(error: BaseException) -> str:
+    """How an error is told to Batsim (and so in its log): ours as they are, others by type."""
+    if isinstance(error, SchedulerError):
+        return f"scheduler error: {error}"
+    return f"scheduler error: {type(error).__name__}: {error}"
 
 
 class DecisionServer:
@@ -61,12 +72,9 @@ class DecisionServer:
         self.timeout = timeout
 
     def run(self) -> ServeStats:
-        """Serve until SIMULATION_ENDS has been answered."""
-        context = zmq.Context.instance()
-        socket = context.socket(zmq.REP)
-        socket.setsockopt(zmq.LINGER, 1000)
-        if self.timeout:
-            socket.setsockopt(zmq.RCVTIMEO, int(self.timeout * 1000))
+        """Bind the endpoint and serve until SIMULATION_ENDS has been answered."""
+        socket = zmq.Context.instance().socket(zmq.REP)
+        socket.setsockopt(zmq.LINGER, 1000)  # let the last reply (maybe an error) reach Batsim
         try:
             socket.bind(self.endpoint)
         except zmq.ZMQError as exc:
@@ -74,28 +82,37 @@ class DecisionServer:
             raise ProtocolError(f"cannot bind {self.endpoint}: {exc}") from None
         log.info("listening on %s", self.endpoint)
         try:
-            return self._loop(socket)
+            return self.serve(socket)
         finally:
             socket.close()
 
-    def _loop(self, socket: zmq.Socket) -> ServeStats:
+    def serve(self, socket: zmq.Socket) -> ServeStats:
+        """Answer the messages of a bound REP ``socket`` until SIMULATION_ENDS has been answered."""
+        if self.timeout:
+            socket.setsockopt(zmq.RCVTIMEO, int(self.timeout * 1000))
         codec = SchedulerCodec()
         stats = ServeStats()
+        latencies = stats.latencies
+        core = None
         while True:
             try:
-                raw = socket.recv()
+                message = socket.recv()
             except zmq.Again:
                 raise ProtocolError(f"no message from Batsim for {self.timeout:g} s "
                                     f"(message {stats.messages + 1}): did it stop?") from None
             started = time.perf_counter()
-            now, events = codec.decode(raw)
-            if stats.core is None:
-                stats.core = self._make_core(events, stats.messages)
-            reply = codec.encode(now, stats.core.decide(now, events))
-            stats.latencies.append(time.perf_counter() - started)
-            socket.send_string(reply)
+            try:
+                now, events = codec.decode(message)
+                if core is None:
+                    core = stats.core = self._make_core(events, stats.messages)
+                reply = codec.encode(now, core.decide(now, events))
+            except BaseException as error:
+                socket.send(codec.encode_error(error_text(error), message))
+                raise
+            latencies.append(time.perf_counter() - started)
+            socket.send(reply)
             stats.messages += 1
-            if any(isinstance(event, SimulationEnds) for event in events):
+            if any(type(event) is SimulationEnds for event in events):
                 return stats
 
     def _make_core(self, events: list, index: int) -> DecisionCore:

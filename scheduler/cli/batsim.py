@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="run as a Batsim 4 decision process over ZeroMQ (replaces batsched or pybatsim)",
         description="Bind a ZeroMQ REP socket and schedule the simulation Batsim drives. "
-                    "Exits 0 after SIMULATION_ENDS, non-zero on any protocol violation.",
+                    "Exits 0 after SIMULATION_ENDS. On an error (a protocol violation, a refused option) it "
+                    "replies with a NOTIFY carrying the error, on which Batsim aborts, and exits non-zero.",
     )
     serve.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
                        help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")

@@ -34,7 +34,7 @@ class RemoteDecisionProcess:
         self.socket.connect(endpoint)
 
     def __call__(self, now: float, events: Sequence[Event]) -> TimedReply:
-        self.socket.send_string(self.codec.encode(now, events))
+        self.socket.send(self.codec.encode(now, events))
         try:
             reply = self.socket.recv()
         except zmq.Again:

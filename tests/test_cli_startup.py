@@ -1,0 +1,50 @@
+"""A lean start: a command imports only its own module, and ``serve`` for EASY needs none of the
+heavy libraries (scikit-learn, pandas, numpy, matplotlib, tqdm)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+from scheduler.cli import COMMANDS
+
+from tests.helpers import REPO
+
+HEAVY = ("sklearn", "pandas", "numpy", "matplotlib", "tqdm", "scipy")
+
+
+def test_the_command_table_lists_what_each_module_registers():
+    for module, commands in COMMANDS.items():
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"scheduler.cli.{module}").register(subparsers)
+        assert tuple(subparsers.choices) == commands
+
+
+SERVE_EASY = f"""
+import sys
+from scheduler.cli import build_parser
+from scheduler.batsim.protocol import SchedulerCodec
+from scheduler.batsim.server import DecisionServer
+from scheduler.cli.batsim import run_serve
+
+args = build_parser("serve").parse_args(["serve", "--policy", "spf"])
+server = DecisionServer(options={{}}, overrides={{"policy": args.policy}})
+codec = SchedulerCodec()
+now, events = codec.decode(b'{{"now": 0, "events": [{{"timestamp": 0, "type": "SIMULATION_BEGINS", '
+                           b'"data": {{"nb_resources": 4, "config": {{}}}}}}, {{"timestamp": 0, '
+                           b'"type": "JOB_SUBMITTED", "data": {{"job_id": "w0!1", "job": {{"id": 1, '
+                           b'"subtime": 0, "res": 2, "walltime": 10, "profile": "p"}}}}}}]}}')
+core = server._make_core(events, 0)
+assert core.config.policy == "spf"
+print(codec.encode(now, core.decide(now, events)).decode())
+print(" ".join(sorted({{name.split(".")[0] for name in sys.modules}} & set({HEAVY!r}))))
+"""
+
+
+def test_serve_for_easy_imports_no_heavy_library():
+    out = subprocess.run([sys.executable, "-c", SERVE_EASY], cwd=REPO, capture_output=True, text=True, check=True)
+    reply, heavy = out.stdout.splitlines()
+    assert '"EXECUTE_JOB"' in reply
+    assert heavy == ""
