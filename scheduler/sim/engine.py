@@ -426,27 +426,39 @@ class BatsimEngine:
     # --- output --------------------------------------------------------------------
 
     def _jobs_columns(self) -> dict[str, list]:
-        """One row per job, in the order Batsim writes them; rejected jobs have no times."""
-        rows = []
+        """One row per job, in the order Batsim writes them; rejected jobs have no times (NaN)."""
+        sims = self.rows
+        jobs = [sim.job for sim in sims]
+        ran = [sim.state != REJECTED for sim in sims]
+        start = [sim.start for sim in sims]  # NaN for a job that never started
+        # Batsim records a null runtime as 1e-5
+        runtime = [max(sim.finish - sim.start, 1e-5) if r else math.nan for sim, r in zip(sims, ran)]
+        submission = [job.subtime for job in jobs]
+        finish = [s + r for s, r in zip(start, runtime)]
+        turnaround = [f - s for f, s in zip(finish, submission)]
         intervals: dict[int, str] = {}  # allocations repeat: each is written out once
-        for sim in self.rows:
-            job = sim.job
-            workload, _, local_id = job.id.partition("!")
-            if sim.state == REJECTED:
-                times = (math.nan,) * 6
-                alloc = ""
-            else:
-                runtime = max(sim.finish - sim.start, 1e-5)  # Batsim records a null runtime as 1e-5
-                turnaround = sim.start + runtime - job.subtime
-                times = (sim.start, runtime, sim.start + runtime, sim.start - job.subtime, turnaround,
-                         turnaround / runtime)
-                alloc = intervals.get(sim.mask)
-                if alloc is None:
-                    alloc = intervals[sim.mask] = to_interval_string(sim.mask)
-            rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
-                         int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
-        return {name: list(values) for name, values in zip(JOBS_COLUMNS, zip(*rows))} if rows \
-            else {name: [] for name in JOBS_COLUMNS}
+        for mask in {sim.mask for sim in sims}:
+            intervals[mask] = to_interval_string(mask)
+        names = [job.id.partition("!") for job in jobs]  # (workload, "!", id)
+        return {
+            "job_id": [name[2] for name in names],
+            "workload_name": [name[0] for name in names],
+            "profile": [job.profile for job in jobs],
+            "submission_time": submission,
+            "requested_number_of_resources": [job.res for job in jobs],
+            "requested_time": [job.walltime for job in jobs],
+            "success": [int(sim.state == SUCCESS) for sim in sims],
+            "final_state": [sim.state for sim in sims],
+            "starting_time": start,
+            "execution_time": runtime,
+            "finish_time": finish,
+            "waiting_time": [s - t for s, t in zip(start, submission)],
+            "turnaround_time": turnaround,
+            "stretch": [t / r for t, r in zip(turnaround, runtime)],
+            "allocated_resources": [intervals[sim.mask] if r else "" for sim, r in zip(sims, ran)],
+            "consumed_energy": [-1.0] * len(sims),
+            "metadata": [sim.metadata for sim in sims],
+        }
 
 
 def _is_missing(value: object) -> bool:
