@@ -47,7 +47,7 @@ class EasyBackfilling(Algorithm):
         if head is not previous:
             self._drop_reservation()
             self._start_heads(now, started)
-        reordered = previous is not None and previous in self.queue and head is not previous
+        reordered = head is not previous and previous is not None and previous in self.queue
         if released or reordered or replan:
             self._full_pass(now, started)
         else:

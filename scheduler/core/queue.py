@@ -21,7 +21,8 @@ class JobQueue:
     def __init__(self, policy: Policy, starvation_threshold: float | None = None) -> None:
         self.policy = policy
         self.starvation_threshold = starvation_threshold
-        self._entries: list[tuple] = []  # (rank, key, job) for static policies
+        self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
+        self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
         self._rank_estimate: dict[str, tuple[int, float]] = {}
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
@@ -41,16 +42,16 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            insort(self._entries, (rank, self.policy.key(job, estimate, now), job.id))
+            entry = self._entry[job.id] = (rank, self.policy.key(job, estimate, now), job.id)
+            insort(self._entries, entry)
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        rank, estimate = self._rank_estimate.pop(job.id)
+        del self._rank_estimate[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
         if not self.policy.dynamic:
-            entry = (rank, self.policy.key(job, estimate, 0.0), job.id)
-            del self._entries[bisect_left(self._entries, entry)]
+            del self._entries[bisect_left(self._entries, self._entry.pop(job.id))]
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -82,9 +83,10 @@ class JobQueue:
         """The first job in scheduling order, or None when the queue is empty."""
         if not self._jobs:
             return None
-        starving = self._starving(now, limit=1)
-        if starving:
-            return starving[0]
+        if self.starvation_threshold is not None:  # the common case skips the call
+            starving = self._starving(now, limit=1)
+            if starving:
+                return starving[0]
         if self.policy.dynamic:
             return self.ordered(now)[0]
         return self._jobs[self._entries[0][2]]
