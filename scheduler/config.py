@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping
 from scheduler.core.algorithms import algorithm_name, get_algorithm
 from scheduler.core.policies import policy_name, policy_names
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES
+from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.corrections import CORRECTIONS
 from scheduler.knowledge.estimates import ESTIMATES
 from scheduler.values import is_number
@@ -245,6 +245,10 @@ class SchedulerConfig:
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
                 "min(p̃, divider) too, so they backfill as short jobs)", _choice(lambda: DIVIDER_ESTIMATES),
         metavar="NAME")
+    partial_oracle: str = option(
+        "none", "a measurement aid, not a method: the true class corrects the forest's false-large (no-false-large) "
+                "or false-small (no-false-small) answers, or answers during the first, model-less week "
+                "(no-blind-week)", _choice(lambda: PARTIAL_ORACLES), metavar="NAME")
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
@@ -281,6 +285,8 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
+        if self.partial_oracle != "none" and self.classifier != "rf":
+            raise ConfigError("partial_oracle: it corrects the forest's answers: it needs classifier 'rf'")
         if self.divider_estimates != "none" and self.safeguard != "kill":
             raise ConfigError("divider_estimates: only the kill safeguard bounds a job by the divider; "
                               "it needs safeguard 'kill'")

@@ -467,3 +467,32 @@ def test_a_probe_threshold_makes_the_jobs_between_the_thresholds_uncertain():
 def test_the_probe_threshold_lies_below_the_threshold(bad):
     with pytest.raises(ConfigError, match="probe_threshold"):
         JobClassifier(**bad, **FAST)
+
+
+@pytest.mark.parametrize("oracle", ["no-false-large", "no-false-small", "no-blind-week"])
+def test_a_partial_oracle_removes_one_kind_of_error_and_nothing_else(oracle):
+    jobs = synthetic_jobs(seed=3)
+    for j in jobs[::4]:  # every fourth job runs like the other users' jobs: errors both ways
+        j.runtime = 300.0 if j.runtime < 50 else 10.0
+    plain = run(JobClassifier(**FAST), events_of(jobs)).predictions()
+    fixed = run(JobClassifier(partial_oracle=oracle, **FAST), events_of(jobs)).predictions()
+    assert fixed.p_small.equals(plain.p_small)  # the same forest, the same features
+    said, truth, was = fixed.predicted_small, fixed.actual_small.fillna(False).astype(bool), plain.predicted_small
+    blind = fixed.week == 0
+    if oracle == "no-false-large":
+        assert not (~said & truth & ~blind).any() and (~was & truth & ~blind).any()
+        assert said.tolist() == (was | (truth & ~blind)).tolist()
+    elif oracle == "no-false-small":
+        assert not (said & ~truth).any() and (was & ~truth).any()
+        assert said.tolist() == (was & truth).tolist()
+    else:  # the first week's jobs get their true class against the median of the completed runtimes
+        assert said[~blind].tolist() == was[~blind].tolist()
+        assert not was[blind].any() and said[blind].any()
+        assert (said[blind] <= (fixed.runtime[blind] < 300)).all()
+
+
+def test_a_partial_oracle_needs_the_forest():
+    with pytest.raises(ConfigError, match="partial_oracle"):
+        JobClassifier(method="oracle", partial_oracle="no-false-large", **FAST)
+    with pytest.raises(ConfigError, match="partial_oracle"):
+        SchedulerConfig(classifier="oracle", partial_oracle="no-false-small")

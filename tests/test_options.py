@@ -37,6 +37,7 @@ EXAMPLES = {
     "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
     "probe_threshold": ("0.05", 0.05, 0.05),
     "divider_estimates": ("running", "running", "running"),
+    "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
 }
 #: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard).
 BASE = {"classifier": "rf", "safeguard": "kill"}
@@ -68,6 +69,7 @@ BAD = [
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
     ("divider_estimates", "waiting", "unknown value"),
+    ("partial_oracle", "all-knowing", "unknown value"),
 ]
 
 

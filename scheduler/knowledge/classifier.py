@@ -115,7 +115,9 @@ import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, JobClass
+from scheduler.knowledge.choices import (
+    CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES, JobClass,
+)
 from scheduler.knowledge.classifier_file import ClassifierError, read_classifier_file, write_classifier_file
 from scheduler.knowledge.features import CATEGORIES, CategoryCodes, CompletionLog, FeatureEncoder
 from scheduler.knowledge.forest import PackedForest
@@ -209,6 +211,9 @@ class JobClassifier:
     probe_threshold : None, or a job that is not small is uncertain when P(small) > probe_threshold
         (the decision core queues it after the small jobs and the safeguard watches it).
     categories : the history categories (a subset of ``features.CATEGORIES``).
+    partial_oracle : ``"none"``, or a measurement aid of ``method="rf"`` (``choices.PARTIAL_ORACLES``):
+        the true class corrects the forest's false-large or false-small answers, or answers for the
+        forest while it has no model (the blind first week).
     """
 
     def __init__(self, *, method: str = "rf", divider: str | float = "median", features: str = "live",
@@ -217,8 +222,12 @@ class JobClassifier:
                  timezone: str | float | None = None,
                  threshold: float = DEFAULTS["threshold"],
                  probe_threshold: float | None = None,
-                 categories: tuple[str, ...] | list[str] = CATEGORIES) -> None:
+                 categories: tuple[str, ...] | list[str] = CATEGORIES,
+                 partial_oracle: str = "none") -> None:
         _check_choice("method", method, METHODS)
+        _check_choice("partial_oracle", partial_oracle, PARTIAL_ORACLES)
+        if partial_oracle != "none" and method != "rf":
+            raise ConfigError(f"classifier partial_oracle {partial_oracle!r} corrects the forest: it needs method 'rf'")
         _check_choice("features", features, FEATURE_MODES)
         if is_number(divider):
             if not (math.isfinite(divider) and divider > 0):
@@ -246,6 +255,7 @@ class JobClassifier:
         self.max_training_jobs = None if max_training_jobs is None else int(max_training_jobs)
         self.timezone = float(timezone) if is_number(timezone) else timezone
         self.categories = tuple(categories)
+        self.partial_oracle = partial_oracle
         self.estimator = None
         if method == "rf":
             self.estimator = default_forest() if estimator is None else estimator
@@ -267,7 +277,7 @@ class JobClassifier:
             "week": self.week, "start_time": self.start_time, "estimator": estimator,
             "max_training_jobs": self.max_training_jobs, "timezone": self.timezone,
             "threshold": self.threshold, "probe_threshold": self.probe_threshold,
-            "categories": list(self.categories),
+            "categories": list(self.categories), "partial_oracle": self.partial_oracle,
         }
 
     def set_thresholds(self, threshold: float, probe_threshold: float | None = None) -> None:
@@ -430,6 +440,8 @@ class JobClassifier:
                 p = self._model.proba_one(x)
             small = p > self.threshold
             uncertain = not small and self.probe_threshold is not None and p > self.probe_threshold
+            if self.partial_oracle != "none":
+                small, uncertain = self._partial_oracle(job, small, uncertain)
             jobs.add(job.id, self._run, self._current_week, int(small or uncertain), int(uncertain), p, divider,
                      codes, anchors, x)
         else:
@@ -443,6 +455,26 @@ class JobClassifier:
                 small = False
             jobs.add(job.id, self._run, self._current_week, int(small), 0, p, divider)
         return _LABELS[int(small or uncertain), int(uncertain)]
+
+    def _partial_oracle(self, job: Job, small: bool, uncertain: bool) -> tuple[bool, bool]:
+        """The forest's answer with the ``partial_oracle`` correction (a measurement aid)."""
+        if self.partial_oracle == "no-blind-week":
+            if self._model is not None:
+                return small, uncertain
+            runtimes = self._jobs.column("runtime")
+            done = runtimes[~np.isnan(runtimes)]
+            divider = float(np.median(done)) if len(done) else math.nan
+        else:
+            divider = self._current_divider
+        runtime = job.runtime if job.runtime is None or job.walltime <= 0 else min(job.runtime, job.walltime)
+        truly_small = runtime is not None and runtime < divider
+        if self.partial_oracle == "no-false-large" and truly_small:
+            return True, False
+        if self.partial_oracle == "no-false-small" and small and not truly_small:
+            return False, uncertain
+        if self.partial_oracle == "no-blind-week":
+            return truly_small, False
+        return small, uncertain
 
     def completed(self, job: Job, runtime: float, now: float) -> None:
         """Tell the classifier that ``job`` finished after running ``runtime`` seconds."""
