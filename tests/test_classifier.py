@@ -496,3 +496,13 @@ def test_a_partial_oracle_needs_the_forest():
         JobClassifier(method="oracle", partial_oracle="no-false-large", **FAST)
     with pytest.raises(ConfigError, match="partial_oracle"):
         SchedulerConfig(classifier="oracle", partial_oracle="no-false-small")
+
+
+def test_no_blind_week_runs_under_the_safeguard_from_the_first_week():
+    config = SchedulerConfig.variant("classification-idempotent", partial_oracle="no-blind-week")
+    workload = generate(600, weeks=3, nb_res=32, seed=2, load=0.8)
+    result, core = simulate(workload, config)
+    preds = core.classifier.predictions()
+    assert preds[preds.week == 0].predicted_small.any()  # small jobs in the model-less week, watched...
+    accounting = core.outcome().accounting
+    assert accounting["completed"] + accounting["rejected"] == len(workload.jobs)  # ...and every job ends

@@ -461,9 +461,7 @@ class JobClassifier:
         if self.partial_oracle == "no-blind-week":
             if self._model is not None:
                 return small, uncertain
-            runtimes = self._jobs.column("runtime")
-            done = runtimes[~np.isnan(runtimes)]
-            divider = float(np.median(done)) if len(done) else math.nan
+            divider = self._blind_divider()
         else:
             divider = self._current_divider
         runtime = job.runtime if job.runtime is None or job.walltime <= 0 else min(job.runtime, job.walltime)
@@ -491,9 +489,17 @@ class JobClassifier:
         if self._log is not None:
             self._log.append(float(runtime), jobs.codes_of(row))
 
+    def _blind_divider(self) -> float:
+        """``no-blind-week``'s divider while there is no model: the median runtime of the jobs completed so far."""
+        runtimes = self._jobs.column("runtime")
+        done = runtimes[~np.isnan(runtimes)]
+        return float(np.median(done)) if len(done) else math.nan
+
     def divider_at(self, now: float) -> float:
         """The divider in force at ``now`` (NaN while no job has completed); may retrain."""
         self._advance(now)
+        if self.partial_oracle == "no-blind-week" and self._model is None:
+            return self._blind_divider()  # what the blind week's true classes were judged by
         return self._current_divider
 
     @property
