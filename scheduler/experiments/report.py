@@ -219,7 +219,8 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
     """Every figure, per trace: {figure name: [paths]}."""
     figures: dict[str, list[Path]] = {"fig6": [], "fig7": [], "fig8": [], "fig9": [], "fig4": []}
-    pair = [v for v in ("base", report.compare) if v in report.variants]
+    # base, the compared variant (the paper's classification-idempotent), and our extension when it ran
+    pair = list(dict.fromkeys(v for v in ("base", report.compare, "classification-probing") if v in report.variants))
     for trace in report.traces:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", trace)
         curves = {(p, v): d.cumulative for p in report.policies for v in pair
