@@ -61,6 +61,10 @@ class JobQueue:
         self.remove(job)
         self.push(job, estimate, rank=rank, now=now)
 
+    def estimate(self, job: Job) -> float:
+        """The estimate a queued job is ordered by (given to :meth:`push`, or to :meth:`update` since)."""
+        return self._rank_estimate[job.id][1]
+
     def ordered(self, now: float) -> list[Job]:
         """The jobs in scheduling order at time ``now``."""
         jobs = self._jobs
