@@ -84,7 +84,9 @@ class EasyBackfilling(Algorithm):
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
         priority, estimate = self.priority, self.queue.estimate
-        ordered = self.queue.ordered(now)  # a copy: starting a job removes it from the queue
+        # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
+        # machines free only shrink during the pass
+        ordered = self.queue.ordered_within(now, profile.nb_free)
         if self.backfill_order is not None:
             key = self.backfill_order.key
             ordered.sort(key=lambda job: key(job, estimate(job), now))
