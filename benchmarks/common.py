@@ -101,11 +101,20 @@ def calibration_loop(n: int = 3_000_000) -> float:
 # --- subprocesses ------------------------------------------------------------------
 
 
-def child_env(root: Path = REPO) -> dict[str, str]:
-    """The environment for a child Python: the checkout at ``root`` (this one) first on ``PYTHONPATH``."""
+def child_env(root: Path = REPO, bytecode: Path | None = None) -> dict[str, str]:
+    """The environment for a child Python: the checkout at ``root`` (this one) first on ``PYTHONPATH``.
+
+    With ``bytecode``, the child keeps the modules it compiles in that folder (``PYTHONPYCACHEPREFIX``),
+    even where ``PYTHONDONTWRITEBYTECODE`` is set: from its second run on, it starts as an installed
+    package does (pip compiles a package's modules when it installs it), not recompiling every module
+    of the checkout at each start.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
     env.setdefault("PYTHONHASHSEED", "0")
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     return env
 
 
