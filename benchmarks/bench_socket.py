@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,8 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import zmq  # noqa: E402
-from common import REPO, MeasuredChild, calibration_loop, child_env, machine_line, markdown_table  # noqa: E402
-from common import ratio, run_child, seconds, shared_path  # noqa: E402
+from common import REPO, MeasuredChild, calibration_loop, child_env, export_revision, machine_line  # noqa: E402
+from common import markdown_table, ratio, run_child, seconds, shared_path, top_level_imports  # noqa: E402
 
 from scheduler.platforms import read_platform  # noqa: E402
 from scheduler.sim.peer import run_peer  # noqa: E402
@@ -92,8 +91,7 @@ def serve_run(source: Path, workload, nb_machines: int, python_flags: tuple[str,
 def import_seconds(source: Path, workload, nb_machines: int) -> float:
     """The top-level import time of a whole ``serve`` run (``-X importtime``), in seconds."""
     _, log = serve_run(source, workload, nb_machines, ("-X", "importtime"))
-    lines = [line.split("|") for line in log.splitlines() if line.startswith("import time:")]
-    return sum(int(cumulative) for _, cumulative, name in lines[1:] if not name.startswith("  ")) / 1e6
+    return sum(top_level_imports(log).values())
 
 
 ECHO = """
@@ -136,13 +134,6 @@ def workloads(names: list[str], scratch: Path) -> list[tuple[str, object, int]]:
     if not chosen:
         chosen.append(("synthetic 20k", generate(20000, weeks=20, nb_res=100, seed=1), 100))
     return chosen
-
-
-def export_revision(revision: str, folder: Path) -> Path:
-    """The files of ``revision`` of this repository, written into ``folder``."""
-    archive = subprocess.run(["git", "archive", revision], cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
 
 
 def main() -> None:

@@ -101,11 +101,20 @@ def calibration_loop(n: int = 3_000_000) -> float:
 # --- subprocesses ------------------------------------------------------------------
 
 
-def child_env(root: Path = REPO) -> dict[str, str]:
-    """The environment for a child Python: the checkout at ``root`` (this one) first on ``PYTHONPATH``."""
+def child_env(root: Path = REPO, bytecode: Path | None = None) -> dict[str, str]:
+    """The environment for a child Python: the checkout at ``root`` (this one) first on ``PYTHONPATH``.
+
+    With ``bytecode``, the child keeps the modules it compiles in that folder (``PYTHONPYCACHEPREFIX``),
+    even where ``PYTHONDONTWRITEBYTECODE`` is set: from its second run on, it starts as an installed
+    package does (pip compiles a package's modules when it installs it), not recompiling every module
+    of the checkout at each start.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH", "")]))
     env.setdefault("PYTHONHASHSEED", "0")
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     return env
 
 
@@ -160,17 +169,45 @@ class MeasuredChild:
         self._report.unlink(missing_ok=True)
 
 
-def run_child(argv: Sequence[str], cwd: Path | None = None) -> ChildRun:
-    """Run ``argv`` as a fresh subprocess; its wall time, peak memory, CPU time and output."""
+def run_child(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
+              stderr: bool = False) -> ChildRun:
+    """Run ``argv`` as a fresh subprocess; its wall time, peak memory, CPU time and output (its
+    standard error after its standard output with ``stderr``)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        code, run = MeasuredChild(argv, cwd=cwd, stdout=out, stderr=err).wait()
+        code, run = MeasuredChild(argv, cwd=cwd, env=env, stdout=out, stderr=err).wait()
         if code != 0:
             err.seek(0)
             raise RuntimeError(f"{' '.join(map(str, argv))} failed with status {code}:\n"
                                f"{err.read().decode(errors='replace')[-2000:]}")
         out.seek(0)
         run.stdout = out.read().decode(errors="replace")
+        if stderr:
+            err.seek(0)
+            run.stdout += err.read().decode(errors="replace")
     return run
+
+
+# --- a baseline revision -------------------------------------------------------------
+
+
+def export_revision(revision: str, folder: Path) -> Path:
+    """The files of ``revision`` of this repository, written into ``folder`` (run them with
+    ``child_env(folder)``, which puts that folder first on ``PYTHONPATH``)."""
+    archive = subprocess.run(["git", "archive", revision], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def top_level_imports(log: str) -> dict[str, float]:
+    """The seconds each top-level import took (``python -X importtime``'s cumulative column), from a
+    process's standard error; their sum is the process's import time."""
+    times = {}
+    for line in log.splitlines():
+        if line.startswith("import time:") and not line.endswith("imported package"):
+            _, cumulative, name = line.split("|")
+            if not name.startswith("  "):  # one space after the bar: imported by the program itself
+                times[name.strip()] = int(cumulative) / 1e6
+    return times
 
 
 # --- reporting ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ from scheduler.core.algorithms import get_algorithm
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy, get_policy, score_file
 from scheduler.errors import ConfigError
+from scheduler.knowledge.choices import JobClass
 from scheduler.knowledge.estimates import RuntimeKnowledge, get_estimates
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ class Classifier(Protocol):
     """What the decision core asks of a job classifier (``scheduler.knowledge.classifier.JobClassifier``):
     three calls while deciding, and its reports for :meth:`~scheduler.decision.DecisionCore.outcome`."""
 
-    def classify(self, job: Job, now: float) -> bool:
-        """Whether ``job``, submitted now, is small."""
+    def classify(self, job: Job, now: float) -> JobClass:
+        """The class of ``job``, submitted now: small, uncertain or large."""
 
     def divider_at(self, now: float) -> float:
         """The small/large boundary in force now, in seconds."""
@@ -102,11 +103,13 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
 
     if config.model:
         saved = JobClassifier.load(config.model)
-        saved.threshold = config.classifier_threshold  # checked by the config
+        saved.set_thresholds(config.classifier_threshold, config.probe_threshold)
+        saved.partial_oracle = config.partial_oracle  # a saved classifier is a forest
         return saved.restart
     return lambda start_time: JobClassifier(
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
-        start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold)
+        start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
+        probe_threshold=config.probe_threshold, partial_oracle=config.partial_oracle)
 
 
 def input_files(config: SchedulerConfig) -> list[str]:

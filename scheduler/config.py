@@ -19,20 +19,25 @@ from typing import Any, Callable, Iterable, Mapping
 from scheduler.core.algorithms import algorithm_name, get_algorithm
 from scheduler.core.policies import policy_name, policy_names
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES
+from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.corrections import CORRECTIONS
 from scheduler.knowledge.estimates import ESTIMATES
 from scheduler.values import is_number
 
 SAFEGUARDS = ("none", "kill")
+#: Which jobs the safeguard's bound (the divider) plans: none, running ones, or all watched ones.
+DIVIDER_ESTIMATES = ("none", "running", "all")
 
-#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates.
-VARIANTS: dict[str, dict[str, str]] = {
+#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
+VARIANTS: dict[str, dict[str, Any]] = {
     "base": {"classifier": "none", "safeguard": "none", "estimates": "requested"},
     "classification": {"classifier": "rf", "safeguard": "none", "estimates": "requested"},
     "classification-idempotent": {"classifier": "rf", "safeguard": "kill", "estimates": "requested"},
     "class-clairvoyant": {"classifier": "oracle", "safeguard": "none", "estimates": "requested"},
     "runtimes-clairvoyant": {"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"},
+    # beyond the paper (docs/results.md): jobs the forest cannot call large are probed under the safeguard
+    "classification-probing": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": "all"},
 }
 
 
@@ -226,11 +231,24 @@ class SchedulerConfig:
         "none", "kill: kill a small-classified job that outlives the divider and resubmit it as large",
         _choice(lambda: SAFEGUARDS), metavar="NAME")
     divider: str | float = option(
-        "median", "small/large boundary: median (of the training runtimes), last-week-median, or seconds",
+        "median", "small/large boundary: median (of the runtimes of every job completed so far), last-week-median, or seconds",
         _divider, metavar="D")
     classifier_threshold: float = option(
         0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "
              "jobs and kills", _probability_below_one, metavar="P", parse=number_text)
+    probe_threshold: float | None = option(
+        None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
+              "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
+        _optional(_probability_below_one), metavar="P", parse=number_text)
+    divider_estimates: str = option(
+        "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
+                "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
+                "min(p̃, divider) too, so they backfill as short jobs)", _choice(lambda: DIVIDER_ESTIMATES),
+        metavar="NAME")
+    partial_oracle: str = option(
+        "none", "a measurement aid, not a method: the true class corrects the forest's false-large (no-false-large) "
+                "or false-small (no-false-small) answers, or answers during the first, model-less week "
+                "(no-blind-week)", _choice(lambda: PARTIAL_ORACLES), metavar="NAME")
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
@@ -260,6 +278,18 @@ class SchedulerConfig:
             setattr(self, name, _checked(spec, getattr(self, name), name))
         if self.safeguard == "kill" and self.classifier == "none":
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
+        if self.probe_threshold is not None:
+            if self.classifier != "rf" or self.safeguard != "kill":
+                raise ConfigError("probe_threshold: uncertain jobs run early under the safeguard: it needs classifier "
+                                  "'rf' and safeguard 'kill'")
+            if self.probe_threshold >= self.classifier_threshold:
+                raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
+                                  f"got {self.probe_threshold}")
+        if self.partial_oracle != "none" and self.classifier != "rf":
+            raise ConfigError("partial_oracle: it corrects the forest's answers: it needs classifier 'rf'")
+        if self.divider_estimates != "none" and self.safeguard != "kill":
+            raise ConfigError("divider_estimates: only the kill safeguard bounds a job by the divider; "
+                              "it needs safeguard 'kill'")
         if self.predictor != "requested" and self.estimates != "requested":
             raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
                               "(or use predictor 'clairvoyant')")

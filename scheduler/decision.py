@@ -40,14 +40,13 @@ from scheduler.core.job import Job
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
+from scheduler.knowledge.choices import JobClass
 
 if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
-#: Queue ranks: Q_small comes before Q.
-SMALL, LARGE = 0, 1
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +93,9 @@ class DecisionCore:
         self.jobs: dict[str, Job] = {}
         self.states: dict[str, str] = {}
         self.reject_reasons: dict[str, str] = {}
-        self.small: dict[str, float] = {}  # small-classified job id -> the divider that classified it
-        self.small_waiting: set[str] = set()  # small-classified jobs not started yet
+        # jobs classified small or uncertain (ahead of Q, watched by the safeguard) -> the divider then in force
+        self.small: dict[str, float] = {}
+        self.small_waiting: set[str] = set()  # those not started yet
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
@@ -178,7 +178,8 @@ class DecisionCore:
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold)
-        self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order)
+        self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
+                                              self._bound if self.config.divider_estimates != "none" else None)
 
     def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
         if self.algorithm is None:
@@ -194,17 +195,17 @@ class DecisionCore:
             self.reject_reasons[job.id] = reason
             decisions.append(Reject(job.id, reason))
             return None
-        rank = LARGE
+        job_class = JobClass.LARGE
         if self.classifier is not None:
-            if self.classifier.classify(job, now):
-                rank = SMALL
+            job_class = self.classifier.classify(job, now)
+            if job_class is not JobClass.LARGE:
                 self.small[job.id] = self.classifier.divider_at(now)
                 self.small_waiting.add(job.id)
-            decisions.append(SetMetadata(job.id, f"class={'small' if rank == SMALL else 'large'}"))
+            decisions.append(SetMetadata(job.id, f"class={job_class.value}"))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
         return job
 
     def _rejection_reason(self, job: Job) -> str | None:
@@ -239,14 +240,14 @@ class DecisionCore:
         if not killed_by_us:
             return None  # killed by someone else: nothing to resubmit
         attempt = self.attempt(job_id) + 1
-        job, registration = self.safeguard.resubmit(self.jobs[job_id], original, attempt, now)
+        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now)
         decisions.extend(registration)
         self.origin[job.id] = original
         self.jobs[job.id] = job
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), LARGE, now)
+        self.algorithm.enqueue(job, self._estimate(job), JobClass.LARGE.rank, now)
         return job
 
     def attempt(self, job_id: str) -> int:
@@ -298,10 +299,18 @@ class DecisionCore:
             self._replan = True
 
     def _estimate(self, job: Job) -> float:
+        """The runtime the algorithm plans a job with: the knowledge's estimate, bounded by the divider for
+        a job the safeguard watches when ``divider_estimates`` is ``all``."""
         estimate = self.knowledge.estimate(job)
         if estimate is None:
             raise SimulationError(f"job {job.id!r}: no runtime estimate")
+        if self.config.divider_estimates == "all" and job.id in self.small:
+            return min(estimate, self.small[job.id])
         return estimate
+
+    def _bound(self, job: Job) -> float | None:
+        """A running job's runtime bound: the divider for a job the safeguard watches (it kills it then)."""
+        return self.small.get(job.id)
 
     # --- queries and accounting ----------------------------------------------------
 

@@ -47,11 +47,15 @@ from __future__ import annotations
 
 import math
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from scheduler.core.events import REJECTED, SUCCESS
-from scheduler.sim.output import text_values
+from scheduler.sim.output import JobsTable, column, numbers, text_values
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FOLDED_COLUMNS = [
     "job_id", "workload_name", "submission_time", "start", "finish", "runtime", "wait", "response", "res",
@@ -93,47 +97,57 @@ def _moment(wait: np.ndarray, runtime: np.ndarray, res: np.ndarray, k: float) ->
     return float((res * difference).sum() / (k + 1))
 
 
-def fold_attempts(jobs: pd.DataFrame) -> pd.DataFrame:
+def fold_attempts(jobs: JobsTable) -> pd.DataFrame:
     """One row per original job (columns :data:`FOLDED_COLUMNS`, plus ``class`` when known).
 
     ``jobs`` is a ``_jobs.csv`` table with one row per attempt. Rows are ordered by submission time.
     Start, finish, runtime and wait are NaN for a job whose final attempt was rejected.
     """
-    n = len(jobs)
-    if n == 0:
+    import pandas as pd
+
+    if not len(column(jobs, "job_id")):
         return pd.DataFrame({c: pd.Series(dtype=object if c in _TEXT else np.float64) for c in FOLDED_COLUMNS})
-    metadata = text_values(jobs["metadata"]) if "metadata" in jobs.columns else [""] * n
-    workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs.columns else [""] * n
+    return pd.DataFrame(_fold(jobs))
+
+
+def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
+    """:func:`fold_attempts`' columns as numpy arrays (``jobs`` has at least one row)."""
+    n = len(column(jobs, "job_id"))
+    metadata = text_values(jobs["metadata"]) if "metadata" in jobs else [""] * n
+    workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs else [""] * n
     ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(text_values(jobs["job_id"]), workloads)]
-    roots = _roots(ids, metadata)
+    # Without resubmissions (no "#" in the ids, no parent in the metadata) each attempt is an original job.
+    lineage = any("#" in full_id for full_id in ids) or any("parent" in meta for meta in metadata)
+    roots = _roots(ids, metadata) if lineage else ids
     root_workload = np.array([r.partition("!")[0] for r in roots], dtype=object)
     root_name = np.array([r.partition("!")[2] for r in roots], dtype=object)
-    attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64)
+    attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64) if lineage else np.zeros(n)
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
-    submission = jobs["submission_time"].to_numpy(dtype=np.float64)
-    start = np.where(rejected, np.nan, jobs["starting_time"].to_numpy(dtype=np.float64))
-    runtime = np.where(rejected, np.nan, jobs["execution_time"].to_numpy(dtype=np.float64))
-    res = jobs["requested_number_of_resources"].to_numpy()
+    submission = numbers(jobs, "submission_time")
+    start = np.where(rejected, np.nan, numbers(jobs, "starting_time"))
+    runtime = np.where(rejected, np.nan, numbers(jobs, "execution_time"))
+    res = np.asarray(jobs["requested_number_of_resources"])
     area = np.nan_to_num(runtime * res)
     row = np.arange(n)
 
     # Sort attempts by original job, then in the order they ran; the last of each group is the final one.
-    codes = pd.factorize(root_workload + "!" + root_name)[0]
+    codes: dict[str, int] = {}
+    codes = np.array([codes.setdefault(root, len(codes)) for root in roots])  # in order of first appearance
     order = np.lexsort((row, start + runtime, attempt, submission, codes))
     codes = codes[order]
     first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     last = np.r_[first[1:], n] - 1
     head, tail = order[first], order[last]
-    folded = pd.DataFrame({
+    folded = {
         "job_id": root_name[head], "workload_name": root_workload[head],
         "submission_time": np.minimum.reduceat(submission[order], first),
         "start": start[tail], "finish": start[tail] + runtime[tail], "runtime": runtime[tail],
-    })
+    }
     folded["response"] = folded["finish"] - folded["submission_time"]
     folded["wait"] = folded["response"] - folded["runtime"]
     folded["res"] = res[tail]
-    folded["requested_time"] = jobs["requested_time"].to_numpy(dtype=np.float64)[head]
+    folded["requested_time"] = numbers(jobs, "requested_time")[head]
     folded["final_state"] = state[tail]
     folded["attempts"] = last - first + 1
     folded["wasted_core_seconds"] = np.add.reduceat(area[order], first) - area[tail]
@@ -142,74 +156,89 @@ def fold_attempts(jobs: pd.DataFrame) -> pd.DataFrame:
         labelled = np.array([c != "" for c in job_class])[order]
         position = np.where(labelled, np.arange(n), n)
         found = np.minimum.reduceat(position, first)
-        classes = np.array(job_class + [""], dtype=object)[np.r_[order, n][found]]
-        folded["class"] = classes
-    rank = np.lexsort((np.minimum.reduceat(order, first), folded["submission_time"].to_numpy()))
-    columns = FOLDED_COLUMNS + (["class"] if job_class is not None else [])
-    return folded.iloc[rank][columns].reset_index(drop=True)
+        folded["class"] = np.array(job_class + [""], dtype=object)[np.r_[order, n][found]]
+    rank = np.lexsort((np.minimum.reduceat(order, first), folded["submission_time"]))
+    names = FOLDED_COLUMNS + (["class"] if job_class is not None else [])
+    return {name: folded[name][rank] for name in names}
 
 
-def cumulative_bsld(jobs: pd.DataFrame, tau: float = 60.0) -> pd.Series:
+def cumulative_bsld(jobs: JobsTable, tau: float = 60.0) -> pd.Series:
     """Running sum of bsld over completed original jobs in submission order, indexed by submission time."""
-    done = completed_jobs(_folded(jobs))
-    values = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
-    return pd.Series(np.cumsum(values), index=pd.Index(done["submission_time"].to_numpy(), name="submission_time"),
+    import pandas as pd
+
+    done = _rows(_folded(jobs), "completed")
+    values = bounded_slowdown(done["wait"], done["runtime"], tau)
+    return pd.Series(np.cumsum(values), index=pd.Index(done["submission_time"], name="submission_time"),
                      name="cumulative_bsld")
 
 
-def summarize(jobs: pd.DataFrame, nb_machines: int | None = None, tau: float = 60.0) -> dict[str, float | int]:
+def summarize(jobs: JobsTable, nb_machines: int | None = None, tau: float = 60.0) -> dict[str, float | int]:
     """The aggregate metrics of a run, as a flat dict with stable keys (see the module doc).
 
     ``jobs`` is a ``_jobs.csv`` table (one row per attempt) or the result of :func:`fold_attempts`.
     ``utilisation`` is NaN when ``nb_machines`` is not given.
     """
     folded = _folded(jobs)
-    done = completed_jobs(folded)
+    done = _rows(folded, "completed")
+    nb_jobs, nb_done = len(folded["final_state"]), len(done["final_state"])
     summary: dict[str, float | int] = {
         "tau": float(tau),
-        "nb_jobs": len(folded),
+        "nb_jobs": nb_jobs,
         "nb_attempts": int(folded["attempts"].sum()),
-        "nb_completed": len(done),
+        "nb_completed": nb_done,
         "nb_success": int((folded["final_state"] == SUCCESS).sum()),
-        "nb_rejected": len(folded) - len(done),
+        "nb_rejected": nb_jobs - nb_done,
     }
     summary.update(_aggregates(done, tau))
     summary["nb_kills"] = int((folded["attempts"] - 1).sum())
-    summary["wasted_core_seconds"] = float(folded["wasted_core_seconds"].sum())
-    finish = done["finish"].max() if len(done) else math.nan
-    makespan = float(finish - folded["submission_time"].min()) if len(done) else 0.0
-    summary["useful_core_seconds"] = float((done["runtime"] * done["res"]).sum())
+    summary["wasted_core_seconds"] = float(np.nansum(folded["wasted_core_seconds"]))
+    makespan = float(np.nanmax(done["finish"]) - np.nanmin(folded["submission_time"])) if nb_done else 0.0
+    summary["useful_core_seconds"] = float(np.nansum(done["runtime"] * done["res"]))
     used = summary["useful_core_seconds"] + summary["wasted_core_seconds"]
     summary["makespan"] = makespan
     summary["utilisation"] = used / (nb_machines * makespan) if nb_machines and makespan > 0 else math.nan
     summary["awf"] = awf(done["wait"], done["runtime"], done["res"])
     summary["p2sf"] = p_alpha_sf(done["wait"], done["runtime"], done["res"], 2.0)
-    if "class" in folded.columns:
-        for name in sorted(c for c in folded["class"].unique() if c):
-            members = folded[folded["class"] == name]
-            part = _aggregates(completed_jobs(members), tau)
-            part["nb_jobs"] = len(members)
+    if "class" in folded:
+        for name in sorted(c for c in set(folded["class"].tolist()) if c):
+            members = _rows(folded, folded["class"] == name)
+            part = _aggregates(_rows(members, "completed"), tau)
+            part["nb_jobs"] = len(members["class"])
             part["nb_kills"] = int((members["attempts"] - 1).sum())
-            part["wasted_core_seconds"] = float(members["wasted_core_seconds"].sum())
+            part["wasted_core_seconds"] = float(np.nansum(members["wasted_core_seconds"]))
             summary.update({f"{key}_{name}": part[key] for key in _PER_CLASS_KEYS})
     return summary
 
 
-def _aggregates(done: pd.DataFrame, tau: float) -> dict[str, float]:
-    """bsld, wait and response statistics of completed jobs (NaN when there are none)."""
-    if len(done) == 0:
+def _aggregates(done: dict[str, np.ndarray], tau: float) -> dict[str, float]:
+    """bsld, wait and response statistics of completed jobs (NaN when there are none). Waits and responses
+    skip NaN (as pandas did), bsld does not."""
+    if len(done["wait"]) == 0:
         return {"mean_bsld": math.nan, "max_bsld": math.nan, "cumulative_bsld": 0.0, "mean_wait": math.nan,
                 "max_wait": math.nan, "mean_response": math.nan}
-    bsld = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
+    bsld = bounded_slowdown(done["wait"], done["runtime"], tau)
     return {
         "mean_bsld": float(bsld.mean()), "max_bsld": float(bsld.max()), "cumulative_bsld": float(bsld.sum()),
-        "mean_wait": float(done["wait"].mean()), "max_wait": float(done["wait"].max()),
-        "mean_response": float(done["response"].mean()),
+        "mean_wait": float(np.nanmean(done["wait"])), "max_wait": float(np.nanmax(done["wait"])),
+        "mean_response": float(np.nanmean(done["response"])),
     }
 
 
-def _folded(jobs: pd.DataFrame) -> pd.DataFrame:
-    return jobs if {"attempts", "runtime", "wait"} <= set(jobs.columns) else fold_attempts(jobs)
+def _folded(jobs: JobsTable) -> dict[str, np.ndarray]:
+    """The folded jobs' columns as arrays: those of ``jobs`` if it is folded already, else :func:`_fold`'s."""
+    if all(name in jobs for name in ("attempts", "runtime", "wait")):
+        names = FOLDED_COLUMNS + (["class"] if "class" in jobs else [])
+        return {name: np.asarray(jobs[name], dtype=object if name in _TEXT or name == "class" else None)
+                for name in names}
+    if not len(column(jobs, "job_id")):
+        return {name: np.array([], dtype=object if name in _TEXT else np.float64) for name in FOLDED_COLUMNS}
+    return _fold(jobs)
+
+
+def _rows(table: dict[str, np.ndarray], which: np.ndarray | str) -> dict[str, np.ndarray]:
+    """The rows of ``table`` selected by a boolean mask, or the ``"completed"`` ones (not REJECTED)."""
+    mask = table["final_state"] != REJECTED if isinstance(which, str) else which
+    return {name: values[mask] for name, values in table.items()}
 
 
 def completed_jobs(folded: pd.DataFrame) -> pd.DataFrame:
@@ -265,9 +294,9 @@ def _metadata_field(metadata: str, key: str) -> str:
     return ""
 
 
-def _classes(jobs: pd.DataFrame, metadata: list[str]) -> list[str] | None:
+def _classes(jobs: JobsTable, metadata: list[str]) -> list[str] | None:
     """Each attempt's class: the ``class`` column, else ``class=...`` in the metadata; None if neither."""
     from_metadata = [_metadata_field(m, "class") for m in metadata]
-    if "class" in jobs.columns:
+    if "class" in jobs:
         return [c.strip() or m for c, m in zip(text_values(jobs["class"]), from_metadata)]
     return from_metadata if any(from_metadata) else None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -18,13 +20,18 @@ from scheduler.knowledge.classifier import (
     JobClassifier,
     PackedForest,
     classification_metrics,
+    default_forest,
+    quality,
 )
+from scheduler.knowledge.choices import JobClass
 from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
 from scheduler.sim.simulate import simulate
 from scheduler.workloads.synthetic import generate
+from tests.helpers import REPO
 
 WEEK = 1000.0
-FAST = dict(week=WEEK, n_estimators=8, max_samples=None)
+SMALL, LARGE = JobClass.SMALL, JobClass.LARGE
+FAST = dict(week=WEEK, estimator=default_forest(n_estimators=8, max_samples=None))
 
 
 def synthetic_jobs(n=400, weeks=4, seed=0, users=6, unix=True) -> list[Job]:
@@ -65,18 +72,81 @@ def run(clf: JobClassifier, events) -> JobClassifier:
 
 # --- the packed forest -----------------------------------------------------------------
 
-def test_packed_forest_gives_scikit_learn_probabilities():
-    from sklearn.ensemble import RandomForestClassifier
+@pytest.mark.parametrize("kind", ["RandomForestClassifier", "ExtraTreesClassifier"])
+def test_packed_forest_gives_scikit_learn_probabilities(kind):
+    from sklearn import ensemble
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 6)) * [1, 10, 100, 1e4, 1, 1]
     y = (X[:, 0] + X[:, 1] / 10 + rng.normal(size=400)) > 0
-    forest = RandomForestClassifier(n_estimators=7, random_state=0, min_samples_leaf=3).fit(X, y)
+    forest = getattr(ensemble, kind)(n_estimators=7, random_state=0, min_samples_leaf=3).fit(X, y)
     packed = PackedForest.from_sklearn(forest, positive=True)
     test = rng.normal(size=(200, 6)) * [1, 10, 100, 1e4, 1, 1]
     expected = forest.predict_proba(test)[:, 1]
     np.testing.assert_allclose(packed.proba(test), expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose([packed.proba_one(x) for x in test], expected, rtol=0, atol=1e-12)
     assert PackedForest.constant(1.0).proba_one([0.0]) == 1.0
+
+
+# --- the estimator ---------------------------------------------------------------------
+
+def test_the_estimator_is_cloned_at_each_retrain_with_the_seed_and_packed_when_a_forest(tmp_path):
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    jobs = synthetic_jobs(seed=6)
+    given = ExtraTreesClassifier(n_estimators=6, min_samples_leaf=2, random_state=99)
+    clf = run(JobClassifier(week=WEEK, estimator=given, seed=4), events_of(jobs))
+    assert not hasattr(given, "estimators_")  # never fitted itself
+    assert isinstance(clf._model, PackedForest) and clf._model.n_trees == 6
+    # random_state comes from the seed, whatever the given estimator says
+    other = ExtraTreesClassifier(n_estimators=6, min_samples_leaf=2, random_state=None)
+    again = run(JobClassifier(week=WEEK, estimator=other, seed=4), events_of(jobs))
+    pd.testing.assert_frame_equal(clf.predictions(), again.predictions())
+    reseeded = run(JobClassifier(week=WEEK, estimator=other, seed=5), events_of(jobs))
+    assert not clf.predictions().p_small.equals(reseeded.predictions().p_small)
+    loaded = JobClassifier.load(clf.save(tmp_path / "extra.bin"))
+    assert loaded.get_config() == clf.get_config() and loaded.get_config()["estimator"]["class"] == "ExtraTreesClassifier"
+    pd.testing.assert_frame_equal(loaded.predictions(), clf.predictions())
+
+
+def test_any_other_estimator_answers_through_predict_proba_and_cannot_be_saved(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    jobs = synthetic_jobs(seed=8)
+    estimator = make_pipeline(StandardScaler(), LogisticRegression())
+    clf = run(JobClassifier(week=WEEK, estimator=estimator), events_of(jobs))
+    preds = clf.predictions()
+    later = preds[(preds.week > 0) & preds.actual_small.notna()]
+    assert later.p_small.between(0, 1).all() and later.p_small.nunique() > 10
+    assert classification_metrics(later.predicted_small, later.actual_small.astype(bool))["accuracy"] > 0.8
+    assert clf.feature_importances().isna().all().all()  # no importances from this model
+    with pytest.raises(ConfigError, match="only RandomForestClassifier and ExtraTreesClassifier"):
+        clf.save(tmp_path / "pipeline.bin")
+
+
+@pytest.mark.parametrize("estimator, message", [
+    ("forest", "a scikit-learn classifier with predict_proba"),
+    (default_forest(n_estimators=0), "'n_estimators' parameter"),
+    (default_forest(max_features="all"), "'max_features' parameter"),
+])
+def test_a_bad_estimator_is_refused_at_construction_naming_the_parameter(estimator, message):
+    with pytest.raises(ConfigError, match=message):
+        JobClassifier(estimator=estimator)
+
+
+def test_the_oracle_computes_no_features_and_does_not_import_scikit_learn():
+    oracle = run(JobClassifier(method="oracle", **FAST), events_of(synthetic_jobs(n=100, weeks=2)))
+    with pytest.raises(ClassifierError, match="computes no features"):
+        oracle.feature_table()
+    assert oracle.summary()["accuracy"] == 1.0
+    # a whole class-clairvoyant run, in a fresh interpreter: scikit-learn costs more to import than it does
+    script = ("import sys; from scheduler.config import SchedulerConfig; from scheduler.sim.simulate import simulate; "
+              "from scheduler.workloads.synthetic import generate; "
+              "_, core = simulate(generate(300, weeks=2, nb_res=16, seed=1), SchedulerConfig.variant('class-clairvoyant')); "
+              "outcome = core.outcome(); assert outcome.classifier['n'] > 0; print('sklearn' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    assert result.stdout.strip() == "False"
 
 
 # --- semantics -------------------------------------------------------------------------
@@ -101,11 +171,11 @@ def test_oracle_and_none():
     jobs = [Job("w0!a", 0, 1, 80, "", 500.0), Job("w0!b", 1, 1, 1000, "", 50.0),
             Job("w0!c", 2, 1, 1000, "", 150.0), Job("w0!d", 3, 1, -1, "", None)]
     oracle = JobClassifier(method="oracle", divider=100.0, **FAST)
-    assert [oracle.classify(j, j.subtime) for j in jobs] == [True, True, False, False]  # a: capped at 80
+    assert [oracle.classify(j, j.subtime) for j in jobs] == [SMALL, SMALL, LARGE, LARGE]  # a: capped at 80
     none = JobClassifier(method="none", **FAST)
-    assert not any(none.classify(j, j.subtime) for j in jobs)
+    assert {none.classify(j, j.subtime) for j in jobs} == {LARGE}
     # With the median divider, nothing is known during the first week.
-    assert not JobClassifier(method="oracle", **FAST).classify(jobs[1], 0.0)
+    assert JobClassifier(method="oracle", **FAST).classify(jobs[1], 0.0) is LARGE
 
 
 def test_dividers():
@@ -140,7 +210,7 @@ def test_same_seed_same_answers_and_idempotent_classify():
     b = run(JobClassifier(seed=3, **FAST), events_of(jobs)).predictions()
     pd.testing.assert_frame_equal(a, b)
     clf = run(JobClassifier(seed=3, **FAST), events_of(jobs[:50]))
-    again = [clf.classify(j, clf._now) for j in jobs[:50]]
+    again = [clf.classify(j, clf._now) is SMALL for j in jobs[:50]]
     assert again == clf.predictions().predicted_small.tolist()
 
 
@@ -155,11 +225,13 @@ def test_misuse_and_configuration_errors():
     clf.completed(late, 5.0, 160.0)  # never classified: history only
     with pytest.raises(ClassifierError, match="after its completion"):
         clf.classify(late, 160.0)
+    fast = {key: value for key, value in FAST.items() if key != "estimator"}
     for bad in (dict(method="svm"), dict(divider=-1.0), dict(divider="mean"), dict(features="future"),
-                dict(n_estimators=0), dict(max_depth=-3), dict(week=0), dict(timezone="Nowhere/Land"),
+                dict(estimator=default_forest(n_estimators=0)), dict(estimator=default_forest(max_depth=-3)),
+                dict(week=0), dict(timezone="Nowhere/Land"),
                 dict(threshold=1.0), dict(max_training_jobs=0), dict(categories=("group",))):
         with pytest.raises(ConfigError):
-            JobClassifier(**bad)
+            JobClassifier(**{**fast, **bad})
     assert issubclass(ClassifierError, ConfigError)
 
 
@@ -241,7 +313,7 @@ def test_reports_are_consistent():
     jobs = synthetic_jobs(seed=2)
     clf = run(JobClassifier(**FAST), events_of(jobs))
     preds = clf.predictions()
-    assert list(preds.columns) == ["job_id", "week", "predicted_small", "p_small", "divider", "runtime",
+    assert list(preds.columns) == ["job_id", "week", "predicted_small", "uncertain", "p_small", "divider", "runtime",
                                    "actual_small"]
     assert len(preds) == len(jobs) and preds.actual_small[preds.week > 0].notna().all()
     report = clf.weekly_report().set_index("week")
@@ -261,12 +333,25 @@ def test_reports_are_consistent():
     assert summary["n"] == int(preds.actual_small.notna().sum())
 
 
-def test_classification_metrics():
+def test_classification_metrics_are_scikit_learns():
+    from sklearn.metrics import accuracy_score, precision_score, recall_score
+
     m = classification_metrics([True, True, False, False], [True, False, True, False])
     assert (m["tp"], m["fp"], m["fn"], m["tn"]) == (1, 1, 1, 1)
     assert m["precision"] == m["recall"] == m["accuracy"] == 0.5
     assert m["false_small_rate"] == m["false_large_rate"] == 0.25
     assert math.isnan(classification_metrics([], [])["accuracy"])
+    none_small = classification_metrics([False, False], [False, False])
+    assert math.isnan(none_small["precision"]) and math.isnan(none_small["recall"]) and none_small["accuracy"] == 1
+    rng = np.random.default_rng(1)
+    for n in (1, 5, 200):
+        predicted, actual = rng.random(n) < 0.3, rng.random(n) < 0.6
+        m = classification_metrics(predicted, actual)
+        assert m == quality(m["tp"], m["fp"], m["fn"], m["tn"]) or math.isnan(m["precision"])
+        assert m["accuracy"] == accuracy_score(actual, predicted)
+        for name, score in (("precision", precision_score), ("recall", recall_score)):
+            expected = score(actual, predicted, zero_division=np.nan)
+            assert m[name] == expected or (math.isnan(m[name]) and math.isnan(expected))
 
 
 # --- persistence -----------------------------------------------------------------------
@@ -334,8 +419,8 @@ def test_load_rejects_corrupt_and_foreign_files(tmp_path):
         JobClassifier.load(write("flipped.bin", bytes(flipped)))
     with pytest.raises(ClassifierError, match="checksum"):
         JobClassifier.load(write("truncated.bin", data[:-10]))
-    with pytest.raises(ClassifierError, match="version 2"):
-        JobClassifier.load(write("v2.bin", data.replace(b'"format_version": 1', b'"format_version": 2', 1)))
+    with pytest.raises(ClassifierError, match="version 1"):
+        JobClassifier.load(write("v1.bin", data.replace(b'"format_version": 3', b'"format_version": 1', 1)))
     with pytest.raises(ClassifierError, match="magic"):
         JobClassifier.load(write("other.bin", b"hello\n" + data))
     with pytest.raises(ClassifierError, match="header"):
@@ -360,3 +445,64 @@ def test_the_probability_threshold_is_a_scheduling_option():
                                       "--predictor", "sbh", "--predictor-options", '{"search": "bfs"}'])
     config = config_from_args(args)
     assert config.classifier_threshold == 0.7 and config.predictor_options == {"search": "bfs"}
+
+
+def test_a_probe_threshold_makes_the_jobs_between_the_thresholds_uncertain():
+    jobs = synthetic_jobs(seed=5)
+    clf = run(JobClassifier(probe_threshold=0.2, **FAST), events_of(jobs))
+    preds = clf.predictions()
+    p = preds.p_small
+    assert preds.uncertain.tolist() == ((p <= 0.5) & (p > 0.2)).tolist()
+    assert preds.predicted_small.tolist() == (p > 0.2).tolist()  # small or uncertain: ahead of Q
+    assert preds.uncertain.any() and (preds.predicted_small & ~preds.uncertain).any()
+    # the class returned at submission is the one reported
+    again = {j.id: clf.classify(j, clf._now) for j in jobs}
+    assert [again[i] is JobClass.UNCERTAIN for i in preds.job_id] == preds.uncertain.tolist()
+    # without a model (the first week) every job is large, whatever the thresholds
+    assert not preds[preds.week == 0].predicted_small.any()
+
+
+@pytest.mark.parametrize("bad", [dict(probe_threshold=0.5), dict(probe_threshold=-0.1),
+                                 dict(threshold=0.3, probe_threshold=0.4)])
+def test_the_probe_threshold_lies_below_the_threshold(bad):
+    with pytest.raises(ConfigError, match="probe_threshold"):
+        JobClassifier(**bad, **FAST)
+
+
+@pytest.mark.parametrize("oracle", ["no-false-large", "no-false-small", "no-blind-week"])
+def test_a_partial_oracle_removes_one_kind_of_error_and_nothing_else(oracle):
+    jobs = synthetic_jobs(seed=3)
+    for j in jobs[::4]:  # every fourth job runs like the other users' jobs: errors both ways
+        j.runtime = 300.0 if j.runtime < 50 else 10.0
+    plain = run(JobClassifier(**FAST), events_of(jobs)).predictions()
+    fixed = run(JobClassifier(partial_oracle=oracle, **FAST), events_of(jobs)).predictions()
+    assert fixed.p_small.equals(plain.p_small)  # the same forest, the same features
+    said, truth, was = fixed.predicted_small, fixed.actual_small.fillna(False).astype(bool), plain.predicted_small
+    blind = fixed.week == 0
+    if oracle == "no-false-large":
+        assert not (~said & truth & ~blind).any() and (~was & truth & ~blind).any()
+        assert said.tolist() == (was | (truth & ~blind)).tolist()
+    elif oracle == "no-false-small":
+        assert not (said & ~truth).any() and (was & ~truth).any()
+        assert said.tolist() == (was & truth).tolist()
+    else:  # the first week's jobs get their true class against the median of the completed runtimes
+        assert said[~blind].tolist() == was[~blind].tolist()
+        assert not was[blind].any() and said[blind].any()
+        assert (said[blind] <= (fixed.runtime[blind] < 300)).all()
+
+
+def test_a_partial_oracle_needs_the_forest():
+    with pytest.raises(ConfigError, match="partial_oracle"):
+        JobClassifier(method="oracle", partial_oracle="no-false-large", **FAST)
+    with pytest.raises(ConfigError, match="partial_oracle"):
+        SchedulerConfig(classifier="oracle", partial_oracle="no-false-small")
+
+
+def test_no_blind_week_runs_under_the_safeguard_from_the_first_week():
+    config = SchedulerConfig.variant("classification-idempotent", partial_oracle="no-blind-week")
+    workload = generate(600, weeks=3, nb_res=32, seed=2, load=0.8)
+    result, core = simulate(workload, config)
+    preds = core.classifier.predictions()
+    assert preds[preds.week == 0].predicted_small.any()  # small jobs in the model-less week, watched...
+    accounting = core.outcome().accounting
+    assert accounting["completed"] + accounting["rejected"] == len(workload.jobs)  # ...and every job ends

@@ -116,12 +116,15 @@ def test_replies_through_the_protocol_are_always_valid(workload, policy):
     assert result.jobs.equals(local.jobs)
 
 
-@pytest.mark.parametrize("profile_reuse", [True, False])
-def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse):
+IDEMPOTENT = {"classifier": "rf", "safeguard": "kill", "policy": "spf"}
+PROBING = {"classifier": "rf", "safeguard": "kill", "probe_threshold": 0.02, "divider_estimates": "all"}
+
+
+@pytest.mark.parametrize("profile_reuse, options", [(True, IDEMPOTENT), (False, IDEMPOTENT), (True, PROBING)])
+def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse, options):
     from scheduler.sim.engine import SimulationOptions
 
     workload = generate(900, weeks=3, nb_res=32, seed=5)
-    options = {"classifier": "rf", "safeguard": "kill", "policy": "spf"}
     endpoint = free_endpoint()
     thread, served = serve_in_thread(endpoint, options)
     batsim_flags = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True,

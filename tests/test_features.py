@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
+from scheduler.knowledge.job_table import JobTable
 from scheduler.knowledge.features import (
     CATEGORIES,
     HISTORY_STATS,
@@ -18,7 +20,6 @@ from scheduler.knowledge.features import (
     CategoryCodes,
     CompletionLog,
     FeatureEncoder,
-    GrowingArray,
     feature_names,
     requested_procs,
     resolve_timezone,
@@ -110,17 +111,31 @@ def test_feature_names_and_category_validation():
         FeatureEncoder(None, ("group",))
 
 
-def test_category_codes_and_growing_array_round_trip():
+def test_category_codes_round_trip():
     codes = CategoryCodes()
     assert [codes.code(k) for k in [(0, 1.0), (1, 1.0), (0, 1.0), (0, 2.5)]] == [0, 1, 0, 2]
     again = CategoryCodes.from_arrays(*codes.to_arrays())
     assert again.keys == codes.keys and again.code((0, 2.5)) == 2 and len(again) == 3
-    grow = GrowingArray((2,), np.int64, -1, capacity=1)
-    for i in range(5):
-        grow.append([i, -i])
-    assert grow.view.tolist() == [[i, -i] for i in range(5)]
-    grow.reserve(100)
-    assert grow.view.shape == (5, 2) and grow.data[50].tolist() == [-1, -1]
+
+
+def test_job_table_rows_matrices_and_round_trip():
+    table = JobTable(n_categories=2, n_features=3)
+    assert table.add("a", run=0, week=1, predicted=1, p_small=0.75, divider=60.0, codes=[4, 5], anchors=[0, -1],
+                     features=[1.0, 0.1, 3.0]) == 0
+    assert table.add("b", run=0, codes=[6, 7]) == 1  # seen at its completion only
+    assert table.complete(1, 30.0, 100.0) and not table.complete(1, 31.0, 101.0)
+    assert table.codes_of(1) == [6, 7] and table.rows == {"a": 0, "b": 1}
+    np.testing.assert_array_equal(table.matrix("anchors", np.array([1, 0])), [[-1, -1], [0, -1]])
+    assert table.matrix("features", np.array([0])).dtype == np.float32  # stored as the forest compares them
+    assert table.matrix("features", np.array([0]))[0, 1] == np.float32(0.1)
+    assert table.matrix("codes", np.array([], dtype=np.int64)).shape == (0, 2)
+    assert table.column("runtime")[1] == 30.0 and math.isnan(table.column("runtime")[0])
+    again = JobTable.from_arrays(table.to_arrays(), 2, 3, run=0)
+    for name in ("week", "predicted", "p_small", "runtime", "complete_time"):
+        np.testing.assert_array_equal(again.column(name), table.column(name))
+    np.testing.assert_array_equal(again.matrix("features", np.array([0, 1])), table.matrix("features", np.array([0, 1])))
+    assert again.ids == ["a", "b"] and again.rows == table.rows
+    assert JobTable.from_arrays(table.to_arrays(), 2, 3, run=1).rows == {}  # rows of another run
 
 
 # --- the completion log ----------------------------------------------------------------
@@ -137,37 +152,53 @@ def naive_history(completions, anchor_positions, divider):
     return out
 
 
+def logged(entries, divider: float) -> tuple[CompletionLog, list]:
+    """A log of ``(runtime, code a, code b)`` completions under ``divider``, and its snapshot before each."""
+    log = CompletionLog(2)
+    log.relabel(divider)
+    snapshots = []
+    for rt, a, b in entries:
+        snapshots.append(log.snapshot())
+        log.append(float(rt), [a, b])
+    snapshots.append(log.snapshot())
+    return log, snapshots
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=40),
        st.floats(1, 60), st.floats(1, 60), st.integers(0, 3), st.integers(0, 2))
 def test_log_features_equal_a_naive_recomputation_under_any_divider(entries, d1, d2, qa, qb):
-    log = CompletionLog(2)
-    log.relabel(d1)
-    completions = []
-    anchors_by_time = []
-    for i, (rt, a, b) in enumerate(entries):
-        # what a query with codes (qa, qb) sees just before completion i
-        anchors_by_time.append((log.last_entries([qa, qb]), len(completions)))
-        log.append(i, float(rt), [a, b])
-        completions.append((float(rt), (a, b)))
-    anchors_by_time.append((log.last_entries([qa, qb]), len(completions)))
-    for divider in (d1, d2):
-        log.relabel(divider)  # classes and small counts rebuilt from the stored runtimes
-        for anchors, upto in anchors_by_time:
-            expected = naive_history(completions, [(qa, upto), (qb, upto)], divider)
-            assert log.features_one(anchors) == pytest.approx(expected)
-            assert log.features(np.array([anchors]))[0].tolist() == pytest.approx(expected)
+    completions = [(float(rt), (a, b)) for rt, a, b in entries]
+    log, snapshots = logged(entries, d2)
+    relabelled, _ = logged(entries, d1)
+    relabelled.relabel(d2)  # classes and small counts rebuilt from the stored runtimes
+    assert relabelled.nsmall == log.nsmall
+    for upto, snapshot in enumerate(snapshots):  # what a job submitted before completion `upto` saw
+        expected = naive_history(completions, [(qa, upto), (qb, upto)], d2)
+        anchors, online = log.history([qa, qb], snapshot)
+        assert online == pytest.approx(expected)
+        assert relabelled.features(np.array([anchors]))[0].tolist() == pytest.approx(expected)
+    assert log.history([qa, qb]) == log.history([qa, qb], snapshots[-1])  # live: everything completed
 
 
-def test_online_updates_match_a_relabel_with_the_same_divider():
+def test_small_counts_are_a_cumulative_sum_per_category_and_relabel_recounts():
     rng = np.random.default_rng(3)
     log = CompletionLog(3)
     log.relabel(20.0)
+    runtimes, codes = rng.integers(1, 40, 300).astype(float), rng.integers(0, 5, (300, 3))
     for i in range(300):
-        log.append(i, float(rng.integers(1, 40)), rng.integers(0, 5, 3).tolist())
-    small, csum = log.small.view.copy(), log.csum.view.copy()
+        log.append(runtimes[i], codes[i].tolist())
+    small = runtimes < 20.0
+    for c in range(3):
+        expected = pd.Series(small.astype(int)).groupby(codes[:, c]).cumsum().to_numpy()
+        entries = rng.permutation(300)[:50]
+        np.testing.assert_array_equal(log.small_counts(c, small, entries), expected[entries])
+    nsmall = [counts.copy() for counts in log.nsmall]
     log.relabel(20.0)
-    np.testing.assert_array_equal(log.small.view, small)
-    np.testing.assert_array_equal(log.csum.view, csum)
+    assert log.nsmall == nsmall
+    assert nsmall[0] == np.bincount(codes[small, 0], minlength=5).tolist()
     log.relabel(math.nan)  # undefined divider: nothing is small
-    assert not log.small.view.any() and not log.csum.view.any()
+    assert not any(map(any, log.nsmall))
+    log.relabel(20.0)
+    again = CompletionLog.from_arrays(log.to_arrays(), 3, 20.0)
+    assert again.nsmall == nsmall and again.history([1, 2, 3]) == log.history([1, 2, 3])

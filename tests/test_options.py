@@ -35,9 +35,13 @@ EXAMPLES = {
     "predictor": ("constant:5", "constant:5", "constant:5"),
     "correction": ("doubling", "doubling", "doubling"),
     "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
+    "probe_threshold": ("0.05", 0.05, 0.05),
+    "divider_estimates": ("running", "running", "running"),
+    "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
 }
-#: What every example is tried on top of (the safeguard needs a classifier).
-BASE = {"classifier": "rf"}
+#: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard).
+BASE = {"classifier": "rf", "safeguard": "kill"}
+BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill"]
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -62,6 +66,10 @@ BAD = [
     ("correction", "tripling", "unknown value"),
     ("predictor_options", [1], "JSON object"),
     ("model", "", "non-empty"),
+    ("probe_threshold", 1.0, "probability"),
+    ("probe_threshold", -0.5, "probability"),
+    ("divider_estimates", "waiting", "unknown value"),
+    ("partial_oracle", "all-knowing", "unknown value"),
 ]
 
 
@@ -80,7 +88,7 @@ def test_each_option_reads_the_same_from_every_source(name, tmp_path):
     flag = main_flag(name, options_of(SchedulerConfig)[name])
     path = tmp_path / "options.json"
     path.write_text(json.dumps({**BASE, name: value}))
-    for args in (["--classifier", "rf", flag, text], ["--config", str(path)],
+    for args in ([*BASE_FLAGS, flag, text], ["--config", str(path)],
                  ["--variant_options", json.dumps({**BASE, name.replace("_", "-"): value})]):
         assert getattr(config_from_args(build_parser().parse_args(["simulate", "w.json", *args])), name) == canonical
     begins = SimulationBegins(0.0, 4, {"sched-config": json.dumps({**BASE, name: value})})

@@ -68,6 +68,20 @@ def test_queue_remove_keeps_order():
     assert len(queue) == 3 and JOBS[0] not in queue
 
 
+@pytest.mark.parametrize("policy, threshold", [("saf", None), ("fcfs", 75), ("wfp", None)])
+def test_queue_ordered_within_a_width_is_the_order_less_the_wider_jobs(policy, threshold):
+    # static (kept widths, with ranks and a removal), starving, and dynamic (re-sorted) queues
+    queue = JobQueue(get_policy(policy), threshold)
+    for rank, j in zip([1, 0, 1, 0], JOBS):
+        queue.push(j, j.walltime, rank=rank, now=j.subtime)
+    queue.remove(JOBS[2])
+    queue.push(JOBS[2], 5.0, rank=0, now=50.0)
+    for width in (0, 1, 3, 4, 8):
+        expected = [j for j in queue.ordered(100.0) if j.res <= width]
+        assert queue.ordered_within(100.0, width) == expected
+        assert all(queue.estimate(j) == (5.0 if j is JOBS[2] else j.walltime) for j in expected)
+
+
 def test_batsched_order_names_are_accepted():
     assert get_policy("asc_walltime").name == "spf"
     assert get_policy("asc_size").name == "sqf"

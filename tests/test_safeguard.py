@@ -3,6 +3,7 @@
 import pytest
 
 from scheduler.config import SchedulerConfig
+from scheduler.knowledge.choices import JobClass
 from scheduler.core.events import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
 from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
@@ -13,15 +14,18 @@ from tests.helpers import make_workload
 
 
 class StubClassifier:
-    """Small = the job ids listed; a fixed divider; remembers what it was told."""
+    """Small (and uncertain) = the job ids listed; a fixed divider; remembers what it was told."""
 
-    def __init__(self, small_ids, divider=10.0):
+    def __init__(self, small_ids, divider=10.0, uncertain_ids=()):
         self.small_ids = set(small_ids)
+        self.uncertain_ids = set(uncertain_ids)
         self.divider = divider
         self.completions = []
 
     def classify(self, job, now):
-        return job.id in self.small_ids
+        if job.id in self.uncertain_ids:
+            return JobClass.UNCERTAIN
+        return JobClass.SMALL if job.id in self.small_ids else JobClass.LARGE
 
     def divider_at(self, now):
         return self.divider
@@ -30,9 +34,9 @@ class StubClassifier:
         self.completions.append((job.id, runtime, now))
 
 
-def run(jobs, nb_res, small_ids, config=None, ack=True, divider=10.0):
+def run(jobs, nb_res, small_ids, config=None, ack=True, divider=10.0, uncertain_ids=()):
     config = config or SchedulerConfig(classifier="oracle", safeguard="kill")
-    classifier = StubClassifier(small_ids, divider)
+    classifier = StubClassifier(small_ids, divider, uncertain_ids)
     core = DecisionCore(config, classifier=classifier)
     messages = []
 
@@ -159,3 +163,58 @@ def test_a_kill_that_races_a_completion_does_not_block_registration():
     decisions = core.decide(10, [JobCompleted(10, "w0!0", "COMPLETED_SUCCESSFULLY"), JobKilled(10, ("w0!0",))])
     assert not any(isinstance(d, RegisterJob) for d in decisions)
     assert RegistrationFinished() in decisions
+
+
+def test_a_killed_job_keeps_its_place_in_the_queue_order():
+    # Algorithm 2 moves the same job from Q_small to Q: under FCFS, w0!0#1 (submitted at 0) runs before
+    # the large job w0!1 submitted at 1, although Batsim registers it only at the kill (t = 10)
+    result, core, *_ = run([(0, 1, 100, 30), (1, 1, 100, 5)], 1, {"w0!0"})
+    rows = {row.job_id: row for row in result.jobs.itertuples()}
+    assert rows["0#1"].submission_time == 10 and rows["0#1"].starting_time == 10
+    assert rows["1"].starting_time == 40
+    assert core.jobs["w0!0#1"].subtime == 0
+
+
+def test_uncertain_jobs_queue_between_small_and_large_ones_and_the_safeguard_watches_them():
+    # job 0 holds the machine until 50; then small 3 runs first, uncertain 2 next (killed at the divider),
+    # large 1 after it, and 2's resubmission last (same place as 1 in FCFS, larger id)
+    jobs = [(0, 1, 100, 50), (1, 1, 100, 5), (1, 1, 100, 30), (1, 1, 100, 5)]
+    result, *_ = run(jobs, 1, {"w0!3"}, uncertain_ids={"w0!2"})
+    rows = {row.job_id: row for row in result.jobs.itertuples()}
+    assert [rows[j].starting_time for j in ("3", "2", "1", "2#1")] == [50, 55, 65, 70]
+    assert rows["2"].final_state == "COMPLETED_KILLED" and rows["2"].metadata == "class=uncertain"
+
+
+@pytest.mark.parametrize("divider_estimates, start", [("all", 2), ("running", 105), ("none", 105)])
+def test_divider_estimates_let_a_watched_job_backfill_within_the_divider(divider_estimates, start):
+    # job 0 (large) holds one of two machines until 100; small job 1 needs both and is reserved at 100;
+    # small job 2 asks for 1000 s: planned with p̃ it cannot backfill, planned with the divider (10 s) it can
+    config = SchedulerConfig(classifier="oracle", safeguard="kill", divider_estimates=divider_estimates)
+    jobs = [(0, 1, 100, 100), (1, 2, 1000, 5), (2, 1, 1000, 5)]
+    result, *_ = run(jobs, 2, {"w0!1", "w0!2"}, config)
+    starts = dict(zip(result.jobs.job_id, result.jobs.starting_time))
+    assert starts["2"] == start and starts["1"] == 100
+
+
+@pytest.mark.parametrize("options, says", [
+    (dict(classifier="rf", probe_threshold=0.1), "safeguard"),
+    (dict(classifier="oracle", safeguard="kill", probe_threshold=0.1), "classifier 'rf'"),
+    (dict(classifier="rf", safeguard="kill", classifier_threshold=0.3, probe_threshold=0.3), "below"),
+    (dict(classifier="rf", divider_estimates="running"), "safeguard"),
+])
+def test_probing_options_need_the_safeguard(options, says):
+    with pytest.raises(ConfigError, match=says):
+        SchedulerConfig(**options)
+
+
+@pytest.mark.parametrize("divider_estimates", ["none", "running", "all"])
+def test_a_running_watched_job_is_planned_to_end_within_the_divider(divider_estimates):
+    # small job 0 runs on one of two machines from 0, asking for 100 s (it ends at 8; the safeguard would kill
+    # it at 10); large job 1 needs both machines and holds the reservation: with the bound at 10, without it
+    # at 100, so large job 2 (one machine, asking for 20 s) can backfill at 2 only without the bound
+    config = SchedulerConfig(classifier="oracle", safeguard="kill", divider_estimates=divider_estimates)
+    jobs = [(0, 1, 100, 8), (1, 2, 100, 5), (2, 1, 20, 5)]
+    result, *_ = run(jobs, 2, {"w0!0"}, config)
+    starts = dict(zip(result.jobs.job_id, result.jobs.starting_time))
+    assert starts["1"] == 8
+    assert starts["2"] == (2 if divider_estimates == "none" else 13)

@@ -28,7 +28,7 @@ def quick_start_command() -> list[str]:
 def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeypatch, capsys):
     argv = quick_start_command()
     variants = argv[argv.index("--variant") + 1].split(",")
-    assert variants == ["base", "classification-idempotent", "class-clairvoyant"]
+    assert variants == ["base", "classification-idempotent", "class-clairvoyant", "classification-probing"]
     (tmp_path / "workloads").symlink_to(REPO / "workloads")
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 0
@@ -38,15 +38,18 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
 
     lines = out.splitlines()
     table = lines[next(i for i, line in enumerate(lines) if line.split() == variants) + 1:]
-    rows = {line.rsplit(None, 3)[0].strip(): line.split()[-3:] for line in table if line.strip()}
+    n = len(variants)
+    rows = {line.rsplit(None, n)[0].strip(): line.split()[-n:] for line in table if line.strip()}
     bsld = [summaries[name]["metrics"]["mean_bsld"] for name in variants]
     assert rows["mean bsld (tau=60s)"] == [f"{value:.2f}" for value in bsld]
     assert rows["reduction vs base"] == ["–"] + [f"{1 - value / bsld[0]:.1%}" for value in bsld[1:]]
-    assert rows["classifier"] == ["none", "rf", "oracle"] and rows["safeguard"] == ["none", "kill", "none"]
+    assert rows["classifier"] == ["none", "rf", "oracle", "rf"]
+    assert rows["safeguard"] == ["none", "kill", "none", "kill"]
+    assert rows["probe_threshold"] == ["None", "None", "None", "0.02"]
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
-    kills = summaries["classification-idempotent"]["metrics"]["nb_kills"]
-    assert rows["kills"] == ["0", f"{kills:,}", "0"] and kills > 0
+    kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]
+    assert rows["kills"] == [f"{k:,}" for k in kills] and kills[1] > 0 and kills[0] == kills[2] == 0
     assert rows["wasted processor-hours"][0] == "0" and rows["share of the work"][1].endswith("%")
     assert "scheduler EASY-FCFS, estimates=requested" in out
     for name in variants:

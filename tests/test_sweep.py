@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from scheduler.cli import main
+from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import load_config_file, parse_config
 from scheduler.experiments.sweep import DONE_FILE, run_sweep
@@ -147,19 +148,21 @@ def test_config_validation(tmp_path):
                            "seeds": [0, 1]}, base_dir=tmp_path)
     assert [t.name for t in config.traces] == ["KTH-SP2", "x"]
     assert config.traces[0].archive == "KTH-SP2" and config.traces[1].path == str(tmp_path / "data" / "x.swf.gz")
-    assert len(config.runs()) == 2 * 6 * 5 * 2
+    assert len(config.runs()) == 2 * 6 * len(VARIANTS) * 2
     assert main(["sweep", str(tmp_path / "absent.json")]) == 1
 
 
 def test_example_configs_parse():
     dev = load_config_file(EXPERIMENTS / "dev-traces.json")
-    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 40
+    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 2 * 4 * len(VARIANTS)
     local = load_config_file(EXPERIMENTS / "dev-traces-local.json")
     assert all(t.path and t.archive for t in local.traces)
     paper = load_config_file(EXPERIMENTS / "paper-traces.json")
     assert [t.name for t in paper.traces] == ["CTC-SP2", "HPC2N", "KTH-SP2", "SDSC-BLUE", "SDSC-SP2", "KIT-FH2",
                                               "MetaCentrum2-zegox"]
     assert load_config_file(EXPERIMENTS / "ci-sample.json").traces[0].path == str(SAMPLE)
+    for other in sorted(EXPERIMENTS.glob("*.json")):  # every example config is valid
+        assert load_config_file(other).runs(), other.name
 
 
 def test_trace_dir_is_searched_before_the_cache(tmp_path, monkeypatch):

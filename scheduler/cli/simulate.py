@@ -6,9 +6,8 @@ import argparse
 import sys
 import time
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
-
-from tqdm import tqdm
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.config import VARIANTS, SchedulerConfig
@@ -100,8 +99,8 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
     """Simulate one config; write its files under ``prefix`` (if any); return its summary and the files."""
     started = time.perf_counter()
     show = not args.no_progress and sys.stderr.isatty()
-    with tqdm(total=len(workload), unit="job", desc=label, disable=not show, file=sys.stderr, leave=False) as bar:
-        result, core = simulate(workload, config, nb_machines, progress=bar.update)
+    with progress_bar(len(workload), label) if show else nullcontext() as bar:
+        result, core = simulate(workload, config, nb_machines, progress=bar.update if bar else None)
     outcome = core.outcome()
     summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started)
     written = write_results(prefix, result, summary, outcome) if prefix else []
@@ -110,6 +109,13 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
             raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         outcome.model.save(args.save_model)
     return summary, written
+
+
+def progress_bar(total: int, label: str | None):
+    """A progress bar on stderr (tqdm is imported only to show one)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="job", desc=label, file=sys.stderr, leave=False)
 
 
 def format_table(summary: dict) -> str:

@@ -25,7 +25,9 @@ class Algorithm(ABC):
     """Decides which queued jobs start now, on which machines.
 
     ``estimate(job)`` is the runtime the scheduler believes; ``backfill_order`` is the order in
-    which a backfilling algorithm tries its candidates (None: the queue order).
+    which a backfilling algorithm tries its candidates (None: the queue order); ``bound(job)``, when
+    given, is an upper bound on a job's runtime once it runs (None: none): a started job is planned to
+    end at its start plus the smaller of its estimate and its bound.
     """
 
     #: The name ``--algorithm`` selects it by.
@@ -34,11 +36,13 @@ class Algorithm(ABC):
     backfills: ClassVar[bool] = False
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
-                 backfill_order: Policy | None = None) -> None:
+                 backfill_order: Policy | None = None,
+                 bound: Callable[[Job], float | None] | None = None) -> None:
         self.profile = AvailabilityProfile(nb_machines)
         self.queue = queue
         self.estimate = estimate
         self.backfill_order = backfill_order
+        self.bound = bound
 
     @abstractmethod
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
@@ -73,6 +77,9 @@ class Algorithm(ABC):
     # --- shared by the implementations -----------------------------------------------
 
     def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:
+        bound = self.bound(job) if self.bound is not None else None
+        if bound is not None and bound < duration:
+            duration = bound
         self.profile.start(job.id, now, now + duration, job.res, mask)
         self.queue.remove(job)
         started.append(Execute(job.id, mask))

@@ -24,6 +24,7 @@ from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
+from scheduler.core.profile import Holding
 from scheduler.core.queue import JobQueue
 
 
@@ -34,8 +35,9 @@ class EasyBackfilling(Algorithm):
     backfills = True
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
-                 backfill_order: Policy | None = None) -> None:
-        super().__init__(nb_machines, queue, estimate, backfill_order)
+                 backfill_order: Policy | None = None,
+                 bound: Callable[[Job], float | None] | None = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order, bound)
         self.priority: Job | None = None  # the job holding the reservation
 
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:
@@ -46,7 +48,7 @@ class EasyBackfilling(Algorithm):
         if head is not previous:
             self._drop_reservation()
             self._start_heads(now, started)
-        reordered = previous is not None and previous in self.queue and head is not previous
+        reordered = head is not previous and previous is not None and previous in self.queue
         if released or reordered or replan:
             self._full_pass(now, started)
         else:
@@ -77,18 +79,30 @@ class EasyBackfilling(Algorithm):
             return
         self._drop_reservation()
         self._start_heads(now, started)
-        ordered = [job for job in self.queue.ordered(now) if job is not self.priority]
+        if profile.nb_free == 0:
+            return
+        # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
+        # self.estimate's, read without its calls
+        priority, estimate = self.priority, self.queue.estimate
+        # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
+        # machines free only shrink during the pass
+        ordered = self.queue.ordered_within(now, profile.nb_free)
         if self.backfill_order is not None:
             key = self.backfill_order.key
-            ordered.sort(key=lambda job: key(job, self.estimate(job), now))
+            ordered.sort(key=lambda job: key(job, estimate(job), now))
+        resv = profile.reservation
+        outside = self._free_outside(resv)
         for job in ordered:
-            if profile.nb_free == 0:
-                break
-            if job.res <= profile.nb_free:
-                duration = self.estimate(job)
+            if job.res <= profile.nb_free and job is not priority:
+                duration = estimate(job)
+                if job.res > outside and now + duration > resv.start:
+                    continue  # it would need the reservation's machines (what fits_now finds, cheaper)
                 mask = profile.fits_now(job.res, duration, now)
                 if mask is not None:
                     self._start(job, mask, duration, now, started)
+                    if profile.nb_free == 0:
+                        break
+                    outside = self._free_outside(resv)
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         available = self.profile.nb_free
@@ -104,6 +118,12 @@ class EasyBackfilling(Algorithm):
                 available -= job.res
 
     # --- helpers -------------------------------------------------------------------
+
+    def _free_outside(self, reservation: Holding | None) -> int:
+        """How many free machines the reservation does not hold (all of them without one)."""
+        if reservation is None:
+            return self.profile.nb_free
+        return (self.profile.free_mask & ~reservation.mask).bit_count()
 
     def _drop_reservation(self) -> None:
         self.profile.cancel_reservation()

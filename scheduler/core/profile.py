@@ -20,6 +20,8 @@ reservation's start and end.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from scheduler.core.machines import full_mask, lowest
 
@@ -35,13 +37,15 @@ class Holding:
     mask: int
 
 
-@dataclass(frozen=True, slots=True)
-class Fit:
+class Fit(NamedTuple):
     """Where first-fit put a job: at ``start`` on ``mask``; ``now`` tells if it starts now."""
 
     start: float
     mask: int
     now: bool
+
+
+_expected_end = attrgetter("end")
 
 
 class AvailabilityProfile:
@@ -110,13 +114,14 @@ class AvailabilityProfile:
         # The slices after the first one start at each distinct expected end of a running
         # job (``now`` for one whose completion is not reported yet) and at the reservation's
         # bounds. Counts decide where the job fits; masks are only built for that slice.
-        holdings = sorted((h.end if h.end > now else now, h.res, h.mask) for h in self.running.values())
-        starts = sorted({end for end, _, _ in holdings} | ({resv.start, resv.end} if resv else set()))
-        count, taken = self.nb_free, 0
+        holdings = sorted(self.running.values(), key=_expected_end)
+        ends = [now if holding.end < now else holding.end for holding in holdings]
+        starts = sorted({*ends, resv.start, resv.end}) if resv else dict.fromkeys(ends)
+        count, taken, nb_holdings = self.nb_free, 0, len(holdings)
         available, merged = self.free_mask, 0
         for start in starts:
-            while taken < len(holdings) and holdings[taken][0] <= start:
-                count += holdings[taken][1]
+            while taken < nb_holdings and ends[taken] <= start:
+                count += holdings[taken].res
                 taken += 1
             if count < res:
                 continue
@@ -124,7 +129,7 @@ class AvailabilityProfile:
             if overlap and start >= resv.start and count - resv.res < res:
                 continue  # the reservation's machines are all free by then, and taken
             while merged < taken:
-                available |= holdings[merged][2]
+                available |= holdings[merged].mask
                 merged += 1
             if not overlap:
                 return Fit(start, lowest(available, res), False)

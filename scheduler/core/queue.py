@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from itertools import compress
 
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
@@ -15,13 +16,17 @@ class JobQueue:
     before rank 1 jobs (Q). A job that has waited longer than ``starvation_threshold``
     seconds moves to the head of the queue, ahead of every rank, oldest first.
 
-    Static policies keep a sorted list; dynamic ones (WFP) are re-sorted at each read.
+    Static policies keep a sorted list, and beside it each job's width (its processor count), so
+    that the jobs narrow enough for the free machines are picked out without a Python loop over
+    the queue; dynamic ones (WFP) are re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None) -> None:
         self.policy = policy
         self.starvation_threshold = starvation_threshold
-        self._entries: list[tuple] = []  # (rank, key, job) for static policies
+        self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
+        self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
+        self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
         self._rank_estimate: dict[str, tuple[int, float]] = {}
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
@@ -41,16 +46,20 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            insort(self._entries, (rank, self.policy.key(job, estimate, now), job.id))
+            entry = self._entry[job.id] = (rank, self.policy.key(job, estimate, now), job.id)
+            at = bisect_left(self._entries, entry)
+            self._entries.insert(at, entry)
+            self._widths.insert(at, job.res)
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        rank, estimate = self._rank_estimate.pop(job.id)
+        del self._rank_estimate[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
         if not self.policy.dynamic:
-            entry = (rank, self.policy.key(job, estimate, 0.0), job.id)
-            del self._entries[bisect_left(self._entries, entry)]
+            at = bisect_left(self._entries, self._entry.pop(job.id))
+            del self._entries[at]
+            del self._widths[at]
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -59,6 +68,10 @@ class JobQueue:
             return
         self.remove(job)
         self.push(job, estimate, rank=rank, now=now)
+
+    def estimate(self, job: Job) -> float:
+        """The estimate a queued job is ordered by (given to :meth:`push`, or to :meth:`update` since)."""
+        return self._rank_estimate[job.id][1]
 
     def ordered(self, now: float) -> list[Job]:
         """The jobs in scheduling order at time ``now``."""
@@ -78,13 +91,22 @@ class JobQueue:
         starving_ids = {job.id for job in starving}
         return starving + [job for job in ordered if job.id not in starving_ids]
 
+    def ordered_within(self, now: float, width: int) -> list[Job]:
+        """:meth:`ordered`, less the jobs that need more than ``width`` processors."""
+        if self.policy.dynamic or self._starving(now, limit=1):
+            return [job for job in self.ordered(now) if job.res <= width]
+        jobs = self._jobs
+        narrow = compress(self._entries, map(width.__ge__, self._widths))  # width >= each job's res, in C
+        return [jobs[job_id] for _, _, job_id in narrow]
+
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
         if not self._jobs:
             return None
-        starving = self._starving(now, limit=1)
-        if starving:
-            return starving[0]
+        if self.starvation_threshold is not None:  # the common case skips the call
+            starving = self._starving(now, limit=1)
+            if starving:
+                return starving[0]
         if self.policy.dynamic:
             return self.ordered(now)[0]
         return self._jobs[self._entries[0][2]]

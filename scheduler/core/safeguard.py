@@ -10,6 +10,7 @@ very same decisions.
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import Callable
 
 from scheduler.core.alarms import Alarms
@@ -59,8 +60,14 @@ class Safeguard:
             return True
         return False
 
-    def resubmit(self, killed: Job, original_id: str, attempt: int, now: float) -> tuple[Job, list[Decision]]:
-        """The large job that replaces a killed one, and the decisions that register it."""
+    def resubmit(self, killed: Job, original: Job, attempt: int, now: float) -> tuple[Job, list[Decision]]:
+        """The large job that replaces a killed one, and the decisions that register it.
+
+        As in the paper's Algorithm 2, it is the same job moving from Q_small to Q: the returned job
+        keeps the original's place in the queue order (its ``subtime``), while Batsim registers it
+        now (the ``RegisterJob`` decision carries the kill time).
+        """
+        original_id = original.id
         workload, _, name = original_id.partition("!")
         job_id = f"{workload}!{name}#{attempt}"
         profile = killed.profile
@@ -72,7 +79,7 @@ class Safeguard:
                                   "profile; run Batsim with --enable-profile-reuse")
             profile = f"{profile}_resubmit_{name}_{attempt}"
             decisions.append(RegisterProfile(workload, profile, killed.runtime))
-        job = Job(job_id, now, killed.res, killed.walltime, profile, killed.runtime, dict(killed.extras))
-        decisions.append(RegisterJob(job))
+        registered = Job(job_id, now, killed.res, killed.walltime, profile, killed.runtime, dict(killed.extras))
+        decisions.append(RegisterJob(registered))
         decisions.append(SetMetadata(job_id, f"parent={original_id};class=large"))
-        return job, decisions
+        return replace(registered, subtime=original.subtime), decisions

@@ -49,6 +49,8 @@ from scheduler.errors import ConfigError, WorkloadError
 
 MONTH = 30 * 86400.0
 WEEK = 7 * 86400.0
+#: The ``class=`` metadata of the jobs queued ahead of Q (and watched by the safeguard).
+FAST_LANE = ("small", "uncertain")
 JOBS_SUFFIXES = ("_jobs.csv", "_jobs.csv.gz")
 #: Points kept of a run's cumulative bsld curve (enough for a plot).
 CURVE_POINTS = 1500
@@ -229,7 +231,7 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     total_work = float((done["runtime"] * done["res"]).sum())
     metrics["useful_core_seconds"] = total_work
     metrics["wasted_fraction"] = metrics["wasted_core_seconds"] / total_work if total_work > 0 else math.nan
-    metrics["nb_predicted_small"] = int((folded["class"] == "small").sum()) if "class" in folded else 0
+    metrics["nb_predicted_small"] = int(np.isin(folded["class"], FAST_LANE).sum()) if "class" in folded else 0
 
     # Classifier quality against the weekly dividers.
     weeks = None
@@ -266,7 +268,8 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
 def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, Any]:
     """Precision, recall, accuracy, false-small and false-large rates of a run's classification.
 
-    Predicted: the first ``class=`` an original job's attempts carry. Actual: runtime < the divider in
+    Predicted small: the first ``class=`` an original job's attempts carry is small or uncertain (the jobs
+    ahead of Q, watched by the safeguard), as in the classifier's own report. Actual: runtime < the divider in
     force in the week of the job's submission (from the classifier's weekly report); jobs submitted
     while the divider is undefined (the first week) are not counted, as in the classifier's own report.
     """
@@ -290,7 +293,7 @@ def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, A
     dividers = weeks["divider"].to_numpy(dtype=float)
     divider = np.where(position >= 0, dividers[np.clip(position, 0, None)], np.nan)
     known = ~np.isnan(divider) & (done["class"].to_numpy() != "")
-    predicted = done["class"].to_numpy()[known] == "small"
+    predicted = np.isin(done["class"].to_numpy()[known], FAST_LANE)
     actual = done["runtime"].to_numpy()[known] < divider[known]
     quality = classification_metrics(predicted, actual)
     result = {f"classifier_{k}": quality[k] for k in ("accuracy", "precision", "recall", "false_small_rate",

@@ -21,8 +21,9 @@ COLOURS = {
     "classification-idempotent": "#55a868",
     "class-clairvoyant": "#c44e52",
     "runtimes-clairvoyant": "#8172b3",
+    "classification-probing": "#ccb974",
 }
-_EXTRA = ["#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]
+_EXTRA = ["#937860", "#da8bc3", "#8c8c8c", "#64b5cd"]
 
 
 def _pyplot():

@@ -219,7 +219,8 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
     """Every figure, per trace: {figure name: [paths]}."""
     figures: dict[str, list[Path]] = {"fig6": [], "fig7": [], "fig8": [], "fig9": [], "fig4": []}
-    pair = [v for v in ("base", report.compare) if v in report.variants]
+    # base, the compared variant (the paper's classification-idempotent), and our extension when it ran
+    pair = list(dict.fromkeys(v for v in ("base", report.compare, "classification-probing") if v in report.variants))
     for trace in report.traces:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", trace)
         curves = {(p, v): d.cumulative for p in report.policies for v in pair
@@ -395,7 +396,9 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         paper_rows = [[t, _percent(v["precision"]), _percent(v["recall"]), _percent(v["false_small_rate"], 2)]
                       for t, v in PAPER["classifier"].items() if t in report.traces]
         if paper_rows:
-            out.append("The paper's values (Zrigui et al., Tables 5 and 6):\n")
+            out.append("The paper's values (Zrigui et al., Tables 5 and 6). Its Table 6 prints False Small as "
+                       "FS/(FS+TS), which is 1 - precision and cannot give 4.03% beside Table 5's 79% precision: the "
+                       "two tables do not come from one confusion matrix (docs/results.md).\n")
             out.append(markdown_table(["trace", "precision", "recall", "false-small"], paper_rows))
             out.append("")
         for path in figures.get("fig4", []):

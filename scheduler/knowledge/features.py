@@ -24,19 +24,21 @@ History features (from completed jobs), for each category of :data:`CATEGORIES`
     A job without a ``user`` extra field belongs to one "unknown" user.
 
 Classes depend on the divider, which changes when the model is retrained, so no class is
-stored per category. Instead the history is a *completion log* (one entry per completed
+stored per completion. Instead the history is a *completion log* (one entry per completed
 job, in completion order) with, per category, a link to the previous completion of the same
-category. What a job saw at submission is recorded as one *anchor* per category: the log
-entry of the last completion of its category that it could see (-1: none). The history
-features of any set of jobs under any divider are then a few vectorised gathers
-(:meth:`CompletionLog.features`), and re-labelling the whole log after a retrain is one
-comparison and one grouped cumulative sum per category.
+category and running counts. What a job saw at submission is recorded as one *anchor* per
+category: the log entry of the last completion of its category that it could see (-1: none).
+A submission reads its features in plain Python (:meth:`CompletionLog.history`); the history
+features of the training jobs under a new divider are a few vectorised gathers and one
+grouped cumulative sum per category (:meth:`CompletionLog.features`).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from array import array
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone as dt_timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -45,6 +47,7 @@ import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
+from scheduler.values import is_number
 
 #: Static feature names, in column order.
 STATIC_FEATURES = ("requested_time", "res", "requested_procs", "hour", "day_of_week",
@@ -95,7 +98,7 @@ def timezone_from_header(header: dict) -> str | float | None:
 def submission_instant(job: Job) -> tuple[float, bool]:
     """``(seconds, is_unix)``: the job's ``unix_submit_time`` if it has one, else its subtime."""
     unix = job.extras.get("unix_submit_time")
-    if isinstance(unix, numbers.Real) and not isinstance(unix, bool) and math.isfinite(unix):
+    if is_number(unix) and math.isfinite(unix):
         return float(unix), True
     return float(job.subtime), False
 
@@ -130,9 +133,9 @@ def user_key(job: Job):
     user = job.extras.get("user")
     if user is None or isinstance(user, bool):
         return None
-    if isinstance(user, numbers.Integral):
+    if isinstance(user, (int, numbers.Integral)):  # int first: the ABC check costs a microsecond
         return int(user)
-    if isinstance(user, numbers.Real):
+    if isinstance(user, (float, numbers.Real)):
         if not math.isfinite(user):
             return None
         return int(user) if float(user).is_integer() else float(user)
@@ -142,7 +145,7 @@ def user_key(job: Job):
 def requested_procs(job: Job) -> int:
     """The SWF requested processors (field 8) when given and positive, else ``job.res``."""
     value = job.extras.get("requested_procs")
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0:
+    if is_number(value) and value > 0:
         return int(value)
     return int(job.res)
 
@@ -219,107 +222,113 @@ class CategoryCodes:
         return codes
 
 
-class GrowingArray:
-    """A numpy array that grows along its first axis by doubling (amortised O(1) appends)."""
-
-    def __init__(self, shape_tail: tuple[int, ...] = (), dtype=np.float64, fill=0, capacity: int = 1024):
-        self.fill = fill
-        self.data = np.full((capacity, *shape_tail), fill, dtype=dtype)
-        self.n = 0
-
-    def reserve(self, n: int) -> None:
-        if n > len(self.data):
-            grown = np.full((max(n, 2 * len(self.data)), *self.data.shape[1:]), self.fill, dtype=self.data.dtype)
-            grown[: self.n] = self.data[: self.n]
-            self.data = grown
-
-    def append(self, value) -> int:
-        self.reserve(self.n + 1)
-        self.data[self.n] = value
-        self.n += 1
-        return self.n - 1
-
-    @property
-    def view(self) -> np.ndarray:
-        return self.data[: self.n]
-
-    @classmethod
-    def of(cls, array: np.ndarray, fill=0) -> "GrowingArray":
-        grown = cls(array.shape[1:], array.dtype, fill, capacity=max(1024, len(array)))
-        grown.data[: len(array)] = array
-        grown.n = len(array)
-        return grown
-
-
 class CompletionLog:
-    """Completed jobs in completion order, linked per category; classes under one divider.
+    """Completed jobs in completion order, linked per category; their classes under one divider.
 
-    Entry ``e`` holds the runtime, the category codes, ``prev[e, c]`` (the previous entry of
-    the same category, -1 if none), ``rank[e, c]`` (completions of the category up to and
-    including ``e``), ``small[e]`` (runtime < divider) and ``csum[e, c]`` (small completions
-    of the category up to and including ``e``). ``last[c][code]`` is the newest entry of a
-    category. :meth:`relabel` recomputes ``small`` and ``csum`` for a new divider.
+    Entry ``e`` holds the runtime and, per category ``c``: ``codes[c][e]``,
+    ``prev[c][e]`` (the previous entry of the same category, -1 if none) and ``rank[c][e]``
+    (completions of the category up to and including ``e``). These never change. A job's class is
+    ``runtime < divider``; per category, ``last[c][code]`` is the newest entry and ``nsmall[c][code]``
+    the number of small completions under the current divider.
+
+    The per-job calls (:meth:`append`, :meth:`history`) are plain Python over ``array.array`` columns;
+    numpy is used at retrain time only (:meth:`relabel`, :meth:`features`).
     """
 
     def __init__(self, n_categories: int) -> None:
         self.k = n_categories
-        self.runtime = GrowingArray((), np.float64, np.nan)
-        self.row = GrowingArray((), np.int64, -1)          # job table row of the entry
-        self.codes = GrowingArray((n_categories,), np.int64, -1)
-        self.prev = GrowingArray((n_categories,), np.int64, -1)
-        self.rank = GrowingArray((n_categories,), np.int64, 0)
-        self.csum = GrowingArray((n_categories,), np.int64, 0)
-        self.small = GrowingArray((), np.int8, 0)
-        self.last = [GrowingArray((), np.int64, -1) for _ in range(n_categories)]
+        self.runtime = array("d")
+        self.codes = [array("q") for _ in range(n_categories)]
+        self.prev = [array("q") for _ in range(n_categories)]
+        self.rank = [array("q") for _ in range(n_categories)]
+        self.last: list[list[int]] = [[] for _ in range(n_categories)]
+        self.nsmall: list[list[int]] = [[] for _ in range(n_categories)]
         self.divider = math.nan
 
     def __len__(self) -> int:
-        return self.runtime.n
+        return len(self.runtime)
 
-    def append(self, row: int, runtime: float, codes: list[int]) -> int:
-        """Log a completion (O(1)); returns its entry index."""
-        e = self.runtime.append(runtime)
-        self.row.append(row)
-        small = int(runtime < self.divider)
-        self.small.append(small)
-        prev = np.empty(self.k, np.int64)
+    def append(self, runtime: float, codes: Sequence[int]) -> int:
+        """Log a completion; returns its entry index."""
+        e = len(self.runtime)
+        self.runtime.append(runtime)
+        small = runtime < self.divider
         for c, code in enumerate(codes):
-            last = self.last[c]
-            last.reserve(code + 1)
-            last.n = max(last.n, code + 1)
-            prev[c] = last.data[code]
-            last.data[code] = e
-        self.codes.append(codes)
-        self.prev.append(prev)
-        has_prev = prev >= 0
-        safe = np.where(has_prev, prev, 0)
-        self.rank.append(np.where(has_prev, self.rank.data[safe, np.arange(self.k)], 0) + 1)
-        self.csum.append(np.where(has_prev, self.csum.data[safe, np.arange(self.k)], 0) + small)
+            last, nsmall, rank = self.last[c], self.nsmall[c], self.rank[c]
+            if code >= len(last):
+                missing = code + 1 - len(last)
+                last.extend([-1] * missing)
+                nsmall.extend([0] * missing)
+            previous = last[code]
+            last[code] = e
+            self.codes[c].append(code)
+            self.prev[c].append(previous)
+            rank.append(rank[previous] + 1 if previous >= 0 else 1)
+            if small:
+                nsmall[code] += 1
         return e
 
-    def last_entries(self, codes: list[int]) -> list[int]:
-        """The newest entry of each category (``codes[c]`` of category ``c``), -1 if none."""
-        out = []
-        for c, code in enumerate(codes):
-            last = self.last[c]
-            out.append(int(last.data[code]) if code < last.n else -1)
-        return out
+    @property
+    def live(self) -> tuple[list[list[int]], list[list[int]]]:
+        """The history as it is now: ``(last, nsmall)``, kept up to date."""
+        return self.last, self.nsmall
 
-    def snapshot(self) -> list[np.ndarray]:
-        """A copy of ``last``: what the history looks like now, for the paper's weekly snapshot."""
-        return [last.view.copy() for last in self.last]
+    def snapshot(self) -> tuple[list[list[int]], list[list[int]]]:
+        """A copy of :attr:`live`: the history as it is now, for the paper's weekly snapshot."""
+        return [last.copy() for last in self.last], [nsmall.copy() for nsmall in self.nsmall]
+
+    def history(self, codes: Sequence[int], seen=None) -> tuple[list[int], list[float]]:
+        """What a job of category ``codes`` sees: its anchors (the newest entry of each category, -1 if
+        none) and its history features, category by category. ``seen`` is :attr:`live` (default) or a
+        :meth:`snapshot` taken under the current divider."""
+        last_of, nsmall_of = seen or self.live
+        runtime, divider = self.runtime, self.divider
+        anchors: list[int] = []
+        values: list[float] = []
+        for c, code in enumerate(codes):
+            last = last_of[c]
+            anchor = last[code] if code < len(last) else -1
+            anchors.append(anchor)
+            if anchor < 0:
+                values += _NO_HISTORY
+                continue
+            prev, entry = self.prev[c], anchor
+            for _ in range(N_LAGS):
+                if entry >= 0:
+                    values.append(1.0 if runtime[entry] < divider else 0.0)
+                    entry = prev[entry]
+                else:
+                    values.append(-1.0)
+            count = self.rank[c][anchor]
+            values.append(nsmall_of[c][code] / count)
+            values.append(float(count))
+        return anchors, values
 
     def relabel(self, divider: float) -> None:
-        """Recompute every entry's class and the per-category small counts for ``divider``."""
+        """Make ``divider`` the small/large boundary: recount the small completions per category."""
         self.divider = float(divider)
-        n = len(self)
-        if n == 0:
-            return
-        small = self.runtime.view < self.divider
-        self.small.data[:n] = small
-        codes = self.codes.view
+        small = np.array(self.runtime) < self.divider
         for c in range(self.k):
-            self.csum.data[:n, c] = pd.Series(small, dtype=np.int64).groupby(codes[:, c], sort=False).cumsum()
+            codes = np.array(self.codes[c])
+            self.nsmall[c] = np.bincount(codes[small], minlength=len(self.last[c])).tolist()
+
+    def small_counts(self, c: int, small: np.ndarray, entries: np.ndarray) -> np.ndarray:
+        """For each of ``entries``, the small completions of its category ``c`` up to and including it
+        (``small``: each entry's class).
+
+        A cumulative sum grouped by category, in O(n): the entries laid out category after category
+        (a category's block starts after the blocks of the lower codes; an entry's place in it is its
+        rank), summed cumulatively, minus the sum before its block.
+        """
+        codes, rank = np.array(self.codes[c]), np.array(self.rank[c])
+        sizes = np.bincount(codes)
+        start = np.cumsum(sizes) - sizes
+        position = start[codes] + rank - 1
+        laid_out = np.zeros(len(codes), dtype=bool)
+        laid_out[position] = small
+        total = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(laid_out, out=total[1:])
+        return total[position[entries] + 1] - total[start[codes[entries]]]
 
     def features(self, anchors: np.ndarray) -> np.ndarray:
         """History features for anchors ``(n, k)`` (log entries, -1 = none) under the current divider.
@@ -328,38 +337,46 @@ class CompletionLog:
         """
         anchors = np.asarray(anchors, dtype=np.int64).reshape(-1, self.k)
         out = np.empty((len(anchors), self.k, len(HISTORY_STATS)), dtype=np.float64)
-        small = self.small.data
+        if len(self) == 0:
+            out[:] = _NO_HISTORY[: len(HISTORY_STATS)]
+            return out.reshape(len(anchors), -1)
+        small = np.array(self.runtime) < self.divider
         for c in range(self.k):
+            prev, rank = np.array(self.prev[c]), np.array(self.rank[c])
             entry = anchors[:, c]
             seen = entry >= 0
             safe = np.where(seen, entry, 0)
-            count = np.where(seen, self.rank.data[safe, c], 0)
+            count = np.where(seen, rank[safe], 0)
+            nsmall = np.where(seen, self.small_counts(c, small, safe), 0)
             for lag in range(N_LAGS):
                 out[:, c, lag] = np.where(seen, small[safe], -1)
-                entry = np.where(seen, self.prev.data[safe, c], -1)
+                entry = np.where(seen, prev[safe], -1)
                 seen = entry >= 0
                 safe = np.where(seen, entry, 0)
-            nsmall = np.where(anchors[:, c] >= 0, self.csum.data[np.maximum(anchors[:, c], 0), c], 0)
             out[:, c, N_LAGS] = np.where(count > 0, nsmall / np.maximum(count, 1), -1.0)
             out[:, c, N_LAGS + 1] = count
         return out.reshape(len(anchors), -1)
 
-    def features_one(self, anchors: list[int]) -> list[float]:
-        """:meth:`features` for one job, in plain Python (the per-submission path)."""
-        small, prev, rank, csum = self.small.data, self.prev.data, self.rank.data, self.csum.data
-        out: list[float] = []
-        for c, anchor in enumerate(anchors):
-            if anchor < 0:
-                out.extend([-1.0] * N_LAGS + [-1.0, 0.0])
-                continue
-            entry = anchor
-            for _ in range(N_LAGS):
-                if entry >= 0:
-                    out.append(float(small[entry]))
-                    entry = int(prev[entry, c])
-                else:
-                    out.append(-1.0)
-            count = int(rank[anchor, c])
-            out.append(int(csum[anchor, c]) / count)
-            out.append(float(count))
-        return out
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The log as named arrays (for a saved classifier); :meth:`from_arrays` reads them back."""
+        arrays = {"runtime": np.array(self.runtime)}
+        for c in range(self.k):
+            arrays |= {f"codes_{c}": np.array(self.codes[c]), f"prev_{c}": np.array(self.prev[c]),
+                       f"rank_{c}": np.array(self.rank[c]), f"last_{c}": np.array(self.last[c], dtype=np.int64)}
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], n_categories: int, divider: float) -> "CompletionLog":
+        log = cls(n_categories)
+        log.runtime = array("d", arrays["runtime"].astype(np.float64).tobytes())
+        for c in range(n_categories):
+            log.codes[c] = array("q", arrays[f"codes_{c}"].astype(np.int64).tobytes())
+            log.prev[c] = array("q", arrays[f"prev_{c}"].astype(np.int64).tobytes())
+            log.rank[c] = array("q", arrays[f"rank_{c}"].astype(np.int64).tobytes())
+            log.last[c] = arrays[f"last_{c}"].tolist()
+        log.relabel(divider)
+        return log
+
+
+#: The history features of a category without completions: unknown lags, no small fraction, none seen.
+_NO_HISTORY = [-1.0] * N_LAGS + [-1.0, 0.0]

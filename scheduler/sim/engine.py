@@ -33,9 +33,9 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
-
-import pandas as pd
+from functools import cached_property
+from itertools import starmap
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scheduler.core.events import (
     KILLED,
@@ -65,6 +65,9 @@ from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.workloads.model import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -109,14 +112,24 @@ class SimulationOptions:
 
 @dataclass
 class SimulationResult:
-    """The outcome of one run: one row per job attempt, in Batsim's ``_jobs.csv`` schema."""
+    """The outcome of one run: one row per job attempt, in Batsim's ``_jobs.csv`` schema.
 
-    jobs: pd.DataFrame
+    The metrics and the output files read :attr:`columns`; :attr:`jobs` is the same table as a
+    DataFrame, built (and pandas imported) when it is first read.
+    """
+
+    columns: dict[str, list]  # JOBS_COLUMNS -> one value per row, rows in the order Batsim writes them
     nb_machines: int
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
     scheduling_time: float = 0.0  # wall-clock seconds the decision process took
+
+    @cached_property
+    def jobs(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.columns, columns=JOBS_COLUMNS)
 
 
 class BatsimEngine:
@@ -129,12 +142,12 @@ class BatsimEngine:
         self.options = options or SimulationOptions()
         self.free = full_mask(self.nb_machines)
         self.jobs: dict[str, _SimJob] = {}
-        self.rows: list[str] = []  # job ids, in the order their _jobs.csv rows are written
+        self.rows: list[_SimJob] = []  # the jobs in the order their _jobs.csv rows are written
         self._timers: list[tuple] = []  # (time, arming order, kind, payload)
         self._armed = 0
         self._next_wave: list[Callable[[float], list[Event]]] = []
         self._held: list[Event] = []  # events that happened while the scheduler was busy
-        self._static: list[str] = []  # static job ids in submission order
+        self._static: list[_SimJob] = []  # static jobs in submission order
         self._static_next = 0
         self._calls_pending = 0
         self._registration_finished = False
@@ -145,23 +158,27 @@ class BatsimEngine:
     # --- set-up --------------------------------------------------------------------
 
     def _load_static_jobs(self) -> None:
-        table = self.workload.jobs
-        name = self.workload.name
-        extra = self.workload.extra_columns
-        ids = table["id"].astype(str).tolist()
-        columns = [table[c].tolist() for c in ("subtime", "res", "walltime", "runtime", "profile")]
-        extras = [table[c].tolist() for c in extra]
-        for i, (job_id, subtime, res, walltime, runtime, profile) in enumerate(zip(ids, *columns)):
-            full_id = f"{name}!{job_id}"
-            if full_id in self.jobs:
-                raise SimulationError(f"{self.workload.source or 'workload'}: duplicate job id {job_id!r}")
-            fields = {c: values[i] for c, values in zip(extra, extras) if not _is_missing(values[i])}
-            job = Job(full_id, float(subtime), int(res), float(walltime), str(profile), float(runtime), fields)
-            self.jobs[full_id] = _SimJob(job, float(runtime))
-        self._static = sorted(self.jobs, key=lambda job_id: (self.jobs[job_id].job.subtime, job_id))
-        self._static_profiles = set(table["profile"].astype(str))
+        """The workload's jobs, built column by column (a job per row, its extra fields but the missing ones)."""
+        workload = self.workload
+        ids = [f"{workload.name}!{job_id}" for job_id in workload.column("id")]
+        subtimes = list(map(float, workload.column("subtime")))
+        profiles = list(map(str, workload.column("profile")))
+        fields: list[dict] = [{} for _ in ids]
+        for name in workload.extra_columns:
+            for job_fields, value in zip(fields, workload.column(name)):
+                if not _is_missing(value):
+                    job_fields[name] = value
+        rows = zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
+                   profiles, map(float, workload.column("runtime")), fields)
+        for job in starmap(Job, rows):
+            if job.id in self.jobs:
+                local_id = job.id[len(workload.name) + 1:]
+                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
+            self.jobs[job.id] = _SimJob(job, job.runtime)
+        self._static = [self.jobs[job_id] for _, job_id in sorted(zip(subtimes, ids))]
+        self._static_profiles = set(profiles)
         if self._static:
-            self._arm(self.jobs[self._static[0]].job.subtime, _SUBMIT, None)
+            self._arm(self._static[0].job.subtime, _SUBMIT, None)
 
     def _arm(self, time: float, kind: str, payload: object) -> None:
         self._armed += 1
@@ -193,7 +210,7 @@ class BatsimEngine:
                 progress(len(self.rows) - written)
         decide(now, [SimulationEnds(now)])
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", _RUNNING)]
-        return SimulationResult(self._jobs_table(), self.nb_machines, now, messages + 1, unfinished)
+        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished)
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
         """The events of the next Batsim message and its time; no events once the simulation ends."""
@@ -222,10 +239,10 @@ class BatsimEngine:
         while self._timers and self._timers[0][0] == time:
             _, _, kind, payload = heapq.heappop(self._timers)
             if kind == _END:
-                job_id, state = payload
-                if self.jobs[job_id].state == _RUNNING:  # else it was killed before
-                    self._finish(job_id, time, state)
-                    events.append(JobCompleted(time, job_id, state))
+                sim, state = payload
+                if sim.state == _RUNNING:  # else it was killed before
+                    self._finish(sim, time, state)
+                    events.append(JobCompleted(time, sim.job.id, state))
             elif kind == _SUBMIT:
                 events.extend(self._submit_static_group(time))
             else:
@@ -262,7 +279,7 @@ class BatsimEngine:
     def _submit_static_group(self, time: float) -> list[Event]:
         events = []
         while self._static_next < len(self._static):
-            sim = self.jobs[self._static[self._static_next]]
+            sim = self._static[self._static_next]
             if sim.job.subtime > time:
                 self._arm(sim.job.subtime, _SUBMIT, None)
                 break
@@ -309,7 +326,7 @@ class BatsimEngine:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, now: float, decision: Execute) -> None:
-        sim = self._known(decision.job_id, "EXECUTE_JOB")
+        sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
@@ -327,16 +344,16 @@ class BatsimEngine:
         self.free &= ~mask
         sim.mask, sim.start, sim.state = mask, now, _RUNNING
         if 0 < job.walltime <= sim.runtime:
-            self._arm(now + job.walltime, _END, (job.id, WALLTIME))
+            self._arm(now + job.walltime, _END, (sim, WALLTIME))
         else:
-            self._arm(now + sim.runtime, _END, (job.id, SUCCESS))
+            self._arm(now + sim.runtime, _END, (sim, SUCCESS))
 
     def _reject(self, job_id: str) -> None:
         sim = self._known(job_id, "REJECT_JOB")
         if sim.state:
             raise SimulationError(f"REJECT_JOB: job {job_id!r} is {sim.state}, not waiting")
         sim.state = REJECTED
-        self.rows.append(job_id)
+        self.rows.append(sim)
 
     def _kill(self, job_ids: Sequence[str]) -> None:
         kept = []
@@ -356,7 +373,7 @@ class BatsimEngine:
         events: list[Event] = []
         for job_id in job_ids:
             if self.jobs[job_id].state == _RUNNING:
-                self._finish(job_id, now, KILLED)
+                self._finish(self.jobs[job_id], now, KILLED)
                 events.append(JobCompleted(now, job_id, KILLED))
         events.append(JobKilled(now, tuple(job_ids)))
         return events
@@ -399,35 +416,49 @@ class BatsimEngine:
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
 
-    def _finish(self, job_id: str, time: float, state: str) -> None:
-        sim = self.jobs[job_id]
+    def _finish(self, sim: _SimJob, time: float, state: str) -> None:
         sim.state, sim.finish = state, time
         self.free |= sim.mask
-        self.rows.append(job_id)
-        if not (self.options.enable_dynamic_jobs and self.options.enable_profile_reuse):
+        self.rows.append(sim)
+        if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
 
     # --- output --------------------------------------------------------------------
 
-    def _jobs_table(self) -> pd.DataFrame:
-        """One row per job, in the order Batsim writes them; rejected jobs have no times."""
-        rows = []
-        for job_id in self.rows:
-            sim = self.jobs[job_id]
-            job = sim.job
-            workload, _, local_id = job.id.partition("!")
-            if sim.state == REJECTED:
-                times = (math.nan,) * 6
-                alloc = ""
-            else:
-                runtime = max(sim.finish - sim.start, 1e-5)  # Batsim records a null runtime as 1e-5
-                turnaround = sim.start + runtime - job.subtime
-                times = (sim.start, runtime, sim.start + runtime, sim.start - job.subtime, turnaround,
-                         turnaround / runtime)
-                alloc = to_interval_string(sim.mask)
-            rows.append((local_id, workload, job.profile, job.subtime, job.res, job.walltime,
-                         int(sim.state == SUCCESS), sim.state, *times, alloc, -1.0, sim.metadata))
-        return pd.DataFrame(rows, columns=JOBS_COLUMNS)
+    def _jobs_columns(self) -> dict[str, list]:
+        """One row per job, in the order Batsim writes them; rejected jobs have no times (NaN)."""
+        sims = self.rows
+        jobs = [sim.job for sim in sims]
+        ran = [sim.state != REJECTED for sim in sims]
+        start = [sim.start for sim in sims]  # NaN for a job that never started
+        # Batsim records a null runtime as 1e-5
+        runtime = [max(sim.finish - sim.start, 1e-5) if r else math.nan for sim, r in zip(sims, ran)]
+        submission = [job.subtime for job in jobs]
+        finish = [s + r for s, r in zip(start, runtime)]
+        turnaround = [f - s for f, s in zip(finish, submission)]
+        intervals: dict[int, str] = {}  # allocations repeat: each is written out once
+        for mask in {sim.mask for sim in sims}:
+            intervals[mask] = to_interval_string(mask)
+        names = [job.id.partition("!") for job in jobs]  # (workload, "!", id)
+        return {
+            "job_id": [name[2] for name in names],
+            "workload_name": [name[0] for name in names],
+            "profile": [job.profile for job in jobs],
+            "submission_time": submission,
+            "requested_number_of_resources": [job.res for job in jobs],
+            "requested_time": [job.walltime for job in jobs],
+            "success": [int(sim.state == SUCCESS) for sim in sims],
+            "final_state": [sim.state for sim in sims],
+            "starting_time": start,
+            "execution_time": runtime,
+            "finish_time": finish,
+            "waiting_time": [s - t for s, t in zip(start, submission)],
+            "turnaround_time": turnaround,
+            "stretch": [t / r for t, r in zip(turnaround, runtime)],
+            "allocated_resources": [intervals[sim.mask] if r else "" for sim, r in zip(sims, ran)],
+            "consumed_energy": [-1.0] * len(sims),
+            "metadata": [sim.metadata for sim in sims],
+        }
 
 
 def _is_missing(value: object) -> bool:

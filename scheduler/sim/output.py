@@ -9,23 +9,33 @@ The formats follow Batsim's ``JobsTracer`` (``src/export.cpp`` at tag v4.2.1):
   ``starting_time``, ``execution_time``, ``finish_time``, ``waiting_time``, ``turnaround_time``,
   ``stretch`` and ``consumed_energy``.
 - ``_schedule.csv``: one header line and one value line, columns in lexicographic order.
+
+A jobs table is a DataFrame (what :func:`read_jobs_csv` gives) or columns: a mapping of column
+name -> list (what the embedded engine gives, see ``SimulationResult.columns``), which the writers
+and the metrics read without pandas.
 """
 
 from __future__ import annotations
 
 import gzip
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
 from procset import ProcSet
 
 from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A DataFrame, or a mapping of column name -> list.
+JobsTable = Union["pd.DataFrame", Mapping[str, list]]
 
 JOBS_COLUMNS = [
     "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
@@ -53,7 +63,7 @@ _BLANK_IF_REJECTED = ["starting_time", "execution_time", "finish_time", "waiting
 
 # --- _jobs.csv --------------------------------------------------------------------------------------
 
-def write_jobs_csv(path: str | Path, jobs: pd.DataFrame) -> None:
+def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
     """Write ``jobs`` (columns :data:`JOBS_COLUMNS`) as Batsim's ``_jobs.csv``, rows in the given order.
 
     Accepts what :func:`read_jobs_csv` or a plain ``pandas.read_csv`` returns, and the engine's table:
@@ -61,33 +71,35 @@ def write_jobs_csv(path: str | Path, jobs: pd.DataFrame) -> None:
     string, a ``ProcSet`` or an iterable of machine ids, missing ``metadata`` is written as ``""``.
     A path ending in ``.gz`` is gzip-compressed.
     """
-    missing = [c for c in JOBS_COLUMNS if c not in jobs.columns]
+    missing = [c for c in JOBS_COLUMNS if c not in jobs]
     if missing:
         raise ValueError(f"cannot write {path}: the jobs table lacks column(s) {', '.join(missing)}")
     states = text_values(jobs["final_state"])
     rejected = [state == REJECTED for state in states]
     workloads = text_values(jobs["workload_name"])
+    job_ids = text_values(jobs["job_id"])
+    if any("!" in job_id for job_id in job_ids):
+        job_ids = [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(job_ids, workloads)]
     columns: dict[str, list[str]] = {
-        "job_id": [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(text_values(jobs["job_id"]), workloads)],
+        "job_id": job_ids,
         "workload_name": workloads,
         "profile": text_values(jobs["profile"]),
         "final_state": states,
-        "allocated_resources": [_interval_string(v) for v in jobs["allocated_resources"].tolist()],
-        "metadata": ['"' + m + '"' for m in text_values(jobs["metadata"])],
+        "allocated_resources": [_interval_string(v) for v in column(jobs, "allocated_resources")],
+        "metadata": [f'"{m}"' for m in text_values(jobs["metadata"])],
     }
     for name in _INT_COLUMNS:
-        columns[name] = [str(v) for v in jobs[name].to_numpy(dtype=np.int64).tolist()]
+        columns[name] = list(map(str, numbers(jobs, name, np.int64).tolist()))
     for name in _FLOAT_COLUMNS:
-        numbers = jobs[name].to_numpy(dtype=np.float64)
-        if name == "stretch" and np.isnan(numbers).any():  # as Batsim: turnaround / execution, even if 0
-            turnaround = jobs["turnaround_time"].to_numpy(dtype=np.float64)
+        values = numbers(jobs, name)
+        if name == "stretch" and np.isnan(values).any():  # as Batsim: turnaround / execution, even if 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = turnaround / jobs["execution_time"].to_numpy(dtype=np.float64)
-            numbers = np.where(np.isnan(numbers), ratio, numbers)
-        values = _format_floats(numbers)
+                ratio = numbers(jobs, "turnaround_time") / numbers(jobs, "execution_time")
+            values = np.where(np.isnan(values), ratio, values)
+        text = _format_floats(values)
         if name in _BLANK_IF_REJECTED and any(rejected):
-            values = ["" if r else v for v, r in zip(values, rejected)]
-        columns[name] = values
+            text = ["" if r else v for v, r in zip(text, rejected)]
+        columns[name] = text
     lines = [",".join(JOBS_COLUMNS)]
     lines.extend(map(",".join, zip(*(columns[c] for c in JOBS_COLUMNS))))
     _write_text(path, "\n".join(lines) + "\n")
@@ -100,6 +112,8 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
     empty); time columns are floats (NaN when empty, as for rejected jobs); counts are ints. Extra
     columns are kept as pandas reads them. Raises :class:`WorkloadError` naming the file, line and column.
     """
+    import pandas as pd
+
     numeric = _FLOAT_COLUMNS + _INT_COLUMNS
     try:
         table = pd.read_csv(path, dtype={c: str for c in _TEXT_COLUMNS}, keep_default_na=False,
@@ -130,7 +144,7 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
 
 # --- _schedule.csv ----------------------------------------------------------------------------------
 
-def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: float = 0.0,
+def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float = 0.0,
                      simulation_time: float = 0.0, batsim_version: str = VERSION_STRING,
                      consumed_joules: float = 0.0) -> dict[str, Any]:
     """The row of Batsim's ``_schedule.csv`` for a jobs table (one row per attempt), as Batsim computes it.
@@ -153,10 +167,10 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
     """
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     done = state != REJECTED
-    submit = jobs["submission_time"].to_numpy(dtype=np.float64)[done]
-    start = jobs["starting_time"].to_numpy(dtype=np.float64)[done]
-    runtime = jobs["execution_time"].to_numpy(dtype=np.float64)[done]
-    nb_jobs, nb_finished = len(jobs), int(done.sum())
+    submit = numbers(jobs, "submission_time")[done]
+    start = numbers(jobs, "starting_time")[done]
+    runtime = numbers(jobs, "execution_time")[done]
+    nb_jobs, nb_finished = len(state), int(done.sum())
     nb_success = int((state == SUCCESS).sum())
     wait = start - submit
     turnaround = start + runtime - submit
@@ -170,8 +184,9 @@ def schedule_summary(jobs: pd.DataFrame, nb_machines: int, scheduling_time: floa
         values = values[~np.isnan(values)]
         return max(0.0, float(values.max())) if len(values) else 0.0
 
-    allocations = [from_interval_string(_interval_string(v))
-                   for v, d in zip(jobs["allocated_resources"].tolist(), done) if d]
+    intervals = [_interval_string(v) for v, d in zip(column(jobs, "allocated_resources"), done.tolist()) if d]
+    masks = {text: from_interval_string(text) for text in set(intervals)}  # allocations repeat
+    allocations = [masks[text] for text in intervals]
     time_computing = float(sum(r * mask.bit_count() for r, mask in zip(runtime.tolist(), allocations)))
     return {
         "batsim_version": batsim_version,
@@ -214,18 +229,45 @@ def write_schedule_csv(path: str | Path, row: dict[str, Any]) -> None:
 
 # --- helpers ----------------------------------------------------------------------------------------
 
-def text_values(series: pd.Series) -> list[str]:
-    """A column as a list of strings, ``""`` for missing values (integral floats without ``.0``)."""
-    if pd.api.types.is_float_dtype(series.dtype):  # e.g. an all-empty metadata column read by pandas
-        return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in series.tolist()]
-    return ["" if v is None or v is pd.NA or v != v else str(v) for v in series.tolist()]
+def column(jobs: JobsTable, name: str) -> list:
+    """Column ``name`` of a jobs table as a list."""
+    values = jobs[name]
+    return values if isinstance(values, list) else values.tolist()
+
+
+def numbers(jobs: JobsTable, name: str, dtype: type = np.float64) -> np.ndarray:
+    """Column ``name`` of a jobs table as a numpy array (missing values NaN)."""
+    return np.asarray(jobs[name], dtype=dtype)
+
+
+def text_values(values: Sequence | pd.Series) -> list[str]:
+    """A column (a list, or a Series) as a list of strings, ``""`` for missing values (a float Series'
+    integral values without ``.0``)."""
+    if isinstance(values, list):
+        if set(map(type, values)) <= {str}:  # the engine's text columns
+            return values
+        return ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in values]
+    import pandas as pd  # a Series: pandas is there
+
+    if pd.api.types.is_float_dtype(values.dtype):  # e.g. an all-empty metadata column read by pandas
+        return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in values.tolist()]
+    return ["" if v is None or v is pd.NA or v != v else str(v) for v in values.tolist()]
 
 
 def _format_floats(values: np.ndarray) -> list[str]:
+    """C's ``%f`` of each value (``-nan`` for NaN, as Batsim on x86 glibc)."""
+    if _whole(values).all():  # the usual time column: "%d.000000" is the same text, twice as fast
+        return list(map("%d.000000".__mod__, values.astype(np.int64).tolist()))
     text = list(map("%.6f".__mod__, values.tolist()))
     if np.isnan(values).any():  # x86 glibc prints the default NaN (e.g. 0/0) as "-nan"
         text = ["-nan" if t == "nan" else t for t in text]
     return text
+
+
+def _whole(values: np.ndarray) -> np.ndarray:
+    """Where the values are integers that a float holds exactly (not -0.0, which ``%f`` writes with its sign)."""
+    with np.errstate(invalid="ignore"):
+        return (values == np.floor(values)) & (np.abs(values) < 2.0**53) & ~((values == 0) & np.signbit(values))
 
 
 def _format_value(value: Any) -> str:
@@ -256,9 +298,15 @@ def _last_job_end_per_machine(finish: np.ndarray, allocations: list[int], nb_mac
     allocation is a bit mask of machines."""
     size = max([nb_machines] + [mask.bit_length() for mask in allocations])
     last = np.zeros(size)
-    for index in np.argsort(finish, kind="stable").tolist():
-        for first, end in runs(allocations[index]):
-            last[first:end + 1] = finish[index]
+    unset = (1 << size) - 1  # the machines whose last job is still to find
+    for index in np.argsort(finish, kind="stable")[::-1].tolist():  # the last job to finish first
+        machines = allocations[index] & unset
+        if machines:
+            for first, end in runs(machines):
+                last[first:end + 1] = finish[index]
+            unset &= ~machines
+            if not unset:
+                break
     return float(last.sum())
 
 

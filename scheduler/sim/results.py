@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +40,9 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
         "inputs": {path: _checksum(path) for path in input_files(config)},
         "accounting": {
             **outcome.accounting,
-            "final_states": {state: int(n) for state, n in result.jobs["final_state"].value_counts().items()},
+            "final_states": dict(Counter(result.columns["final_state"]).most_common()),
         },
-        "metrics": summarize(result.jobs, nb_machines=result.nb_machines, tau=tau),
+        "metrics": summarize(result.columns, nb_machines=result.nb_machines, tau=tau),
         "classifier": outcome.classifier,
         "predictions": outcome.predictions,
         "messages": result.nb_messages,
@@ -62,8 +63,8 @@ def write_results(prefix: str | Path, result: SimulationResult, summary: dict[st
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     paths = [Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"), Path(f"{prefix}_summary.json")]
-    write_jobs_csv(paths[0], result.jobs)
-    write_schedule_csv(paths[1], schedule_summary(result.jobs, result.nb_machines,
+    write_jobs_csv(paths[0], result.columns)
+    write_schedule_csv(paths[1], schedule_summary(result.columns, result.nb_machines,
                                                   scheduling_time=result.scheduling_time,
                                                   simulation_time=summary.get("wall_time") or 0.0))
     paths[2].write_text(json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")

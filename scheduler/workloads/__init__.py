@@ -1,17 +1,20 @@
 """Workloads: SWF traces, Batsim JSON files, the archive downloader and a synthetic generator.
 
 Downstream code calls :func:`load_workload` and gets a :class:`Workload`, whatever the file.
+The SWF reader and its cleaning (which need pandas) are imported only for an SWF trace.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scheduler.errors import WorkloadError
 from scheduler.workloads.batsim_json import read_batsim_json, write_batsim_json
-from scheduler.workloads.cleaning import CleaningReport, CleaningRules, clean
 from scheduler.workloads.model import Workload
-from scheduler.workloads.swf import read_swf
+
+if TYPE_CHECKING:
+    from scheduler.workloads.cleaning import CleaningReport, CleaningRules
 
 __all__ = [
     "CleaningReport", "CleaningRules", "Workload", "WorkloadError", "convert_swf",
@@ -47,4 +50,20 @@ def load_workload(path: str | Path, *, nb_res: int | None = None,
 def convert_swf(path: str | Path, *, nb_res: int | None = None, cleaning: CleaningRules | None = None,
                 skip_bad_lines: bool = False) -> tuple[Workload, CleaningReport]:
     """Read and clean an SWF trace; return the workload and the cleaning report."""
+    from scheduler.workloads.cleaning import clean
+    from scheduler.workloads.swf import read_swf
+
     return clean(read_swf(path, skip_bad_lines=skip_bad_lines), nb_res=nb_res, rules=cleaning)
+
+
+def __getattr__(name: str):
+    # the SWF side pulls in pandas: import it only when asked for
+    if name in ("CleaningReport", "CleaningRules"):
+        from scheduler.workloads import cleaning
+
+        return getattr(cleaning, name)
+    if name == "read_swf":
+        from scheduler.workloads.swf import read_swf
+
+        return read_swf
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,6 +5,9 @@ A workload file holds ``nb_res``, a ``jobs`` list (``id``, ``subtime``, ``res``,
 shared ``delay`` profile per distinct runtime, named ``delay_<runtime>``, one job per
 line, as the reference workloads of ``../shared/reference-schedules`` are. Only ``delay``
 profiles can be read: the embedded simulator needs a runtime per job.
+
+Reading checks the jobs in plain Python and gives the workload as columns: a simulation
+then never imports pandas (the DataFrame is built if ``Workload.jobs`` is read).
 """
 
 from __future__ import annotations
@@ -12,15 +15,20 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import zlib
+from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
-import pandas as pd
 
 from scheduler.errors import WorkloadError
-from scheduler.values import is_number, plain
+from scheduler.values import plain
 from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
-from scheduler.workloads.swf import open_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _JOB_FIELDS = ("id", "subtime", "res", "walltime", "profile")
 #: SWF header fields kept at the top of a converted workload (Batsim ignores them): the
@@ -41,26 +49,149 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
     nb_res = nb_res if nb_res is not None else data.get("nb_res")
     if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res <= 0:
         raise WorkloadError(f"{path}: 'nb_res' must be a positive integer, got {nb_res!r}")
-    if not data["jobs"]:
+    jobs = data["jobs"]
+    if not jobs:
         raise WorkloadError(f"{path}: no jobs")
-    if not all(isinstance(job, dict) for job in data["jobs"]):
+    if not all(isinstance(job, dict) for job in jobs):
         raise WorkloadError(f"{path}: every job must be a JSON object")
-    jobs = pd.DataFrame.from_records(data["jobs"])
+    fields = _fields(jobs)
+    values = {name: [job.get(name) for job in jobs] for name in _JOB_FIELDS}
     for name in ("id", "subtime", "res", "profile"):
-        _require(path, jobs, name)
-    jobs["walltime"] = _numbers(path, jobs, "walltime", default=-1.0, minimum=-1.0)
-    jobs["subtime"] = _numbers(path, jobs, "subtime")
-    jobs["res"] = _integers(path, jobs, "res", nb_res)
-    jobs["id"] = jobs["id"].astype(str)
-    jobs["profile"] = jobs["profile"].astype(str)
-    jobs["runtime"] = _delays(path, jobs, data.get("profiles"))
-    duplicated = jobs["id"][jobs["id"].duplicated()]
-    if len(duplicated):
-        raise WorkloadError(f"{path}: duplicate job ids {duplicated.unique()[:5].tolist()}")
-    extras = [c for c in jobs.columns if c not in REQUIRED_COLUMNS]
-    jobs = jobs[list(REQUIRED_COLUMNS) + extras].sort_values("subtime", kind="stable", ignore_index=True)
+        _require(path, jobs, name, values[name], name in fields)
+    columns: dict[str, list] = {"walltime": _numbers(path, jobs, "walltime", values["walltime"], default=-1.0,
+                                                     minimum=-1.0)}
+    columns["subtime"] = _numbers(path, jobs, "subtime", values["subtime"])
+    columns["res"] = _integers(path, jobs, "res", values["res"], nb_res)
+    columns["id"] = list(map(str, _typed(values["id"])))
+    columns["profile"] = list(map(str, _typed(values["profile"])))
+    columns["runtime"] = _delays(path, jobs, columns["profile"], data.get("profiles"))
+    _check_unique_ids(path, columns["id"])
+    columns.update({name: _typed([job.get(name, math.nan) for job in jobs])  # NaN where a job has none
+                    for name in fields if name not in REQUIRED_COLUMNS})
+    names = [*REQUIRED_COLUMNS, *(name for name in columns if name not in REQUIRED_COLUMNS)]
+    order = sorted(range(len(jobs)), key=columns["subtime"].__getitem__)  # stable: ties keep file order
+    if order != list(range(len(jobs))):  # workloads are usually written in submission order already
+        columns = {name: [values[i] for i in order] for name, values in columns.items()}
     header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
-    return Workload(jobs=jobs, nb_res=nb_res, source=str(path), header=header)
+    return Workload(jobs={name: columns[name] for name in names}, nb_res=nb_res, source=str(path), header=header)
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except FileNotFoundError:
+        raise WorkloadError(f"{path}: no such file") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    except OSError as exc:
+        raise WorkloadError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    text = data.decode("latin-1")  # as the SWF reader reads text
+    try:
+        return msgspec.json.decode(text)  # twice as fast as the standard parser, the same values
+    except msgspec.DecodeError:
+        pass  # invalid, or valid only for the standard parser (NaN, huge integers): it decides
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+
+
+def _fields(jobs: list[dict]) -> list[str]:
+    """Every field name of the jobs, in order of first appearance (as pandas reads the records)."""
+    first = jobs[0].keys()
+    if all(job.keys() == first for job in jobs):  # the usual case: every job has the same fields
+        return list(first)
+    return list(dict.fromkeys(chain.from_iterable(jobs)))
+
+
+def _require(path: Path, jobs: list[dict], name: str, values: list, present: bool) -> None:
+    if not present:
+        raise WorkloadError(f"{path}: jobs have no '{name}' field")
+    if None in values or any(value != value for value in values if type(value) is float):
+        index = next(i for i, value in enumerate(values) if _absent(value))
+        raise WorkloadError(f"{path}: {_job(jobs, index)} has no '{name}'")
+
+
+def _numbers(path: Path, jobs: list[dict], name: str, values: list, default: float | None = None,
+             minimum: float = 0.0) -> list[float]:
+    if default is not None:
+        values = [default if value is None or value != value else value for value in values]
+    numbers = _as_floats(values)
+    if not all(number >= minimum for number in numbers):  # NaN too
+        index = next(i for i, number in enumerate(numbers) if not number >= minimum)
+        raise WorkloadError(f"{path}: {_job(jobs, index)} has an invalid '{name}': {values[index]!r}")
+    return numbers
+
+
+def _as_floats(values: list) -> list[float]:
+    """The values as floats, NaN where they are no number. JSON numbers are converted at once;
+    anything else (strings, booleans) as pandas' ``to_numeric`` reads it, as it always was."""
+    if set(map(type, values)) <= {int, float}:
+        return list(map(float, values))
+    import pandas as pd
+
+    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(float).tolist()
+
+
+def _integers(path: Path, jobs: list[dict], name: str, values: list, nb_res: int) -> list[int]:
+    numbers = _numbers(path, jobs, name, values, minimum=-math.inf)
+    if all(0 < number <= nb_res for number in numbers):
+        integers = list(map(int, numbers))
+        if integers == numbers:
+            return integers
+    index = next(i for i, number in enumerate(numbers) if not (0 < number <= nb_res and number == round(number)))
+    raise WorkloadError(f"{path}: {_job(jobs, index)} has '{name}' = {numbers[index]:g} "
+                        f"(must be a whole number in 1..{nb_res})")
+
+
+def _delays(path: Path, jobs: list[dict], names: list[str], profiles: Any) -> list[float]:
+    if not isinstance(profiles, dict):
+        raise WorkloadError(f"{path}: no 'profiles' map")
+    delays = {}
+    for name in dict.fromkeys(names):
+        profile = profiles.get(name)
+        if not isinstance(profile, dict):
+            raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses the unknown profile '{name}'")
+        delay = profile.get("delay")
+        if profile.get("type") != "delay" or type(delay) not in (int, float) or not math.isfinite(delay):
+            raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses profile '{name}' of type "
+                                f"'{profile.get('type')}': only 'delay' profiles with a numeric "
+                                "'delay' are supported")
+        delays[name] = float(delay)
+    return list(map(delays.__getitem__, names))
+
+
+def _check_unique_ids(path: Path, ids: list[str]) -> None:
+    if len(set(ids)) == len(ids):
+        return
+    seen: set[str] = set()
+    duplicated: dict[str, None] = {}
+    for job_id in ids:
+        if job_id in seen:
+            duplicated[job_id] = None
+        seen.add(job_id)
+    raise WorkloadError(f"{path}: duplicate job ids {list(duplicated)[:5]}")
+
+
+def _typed(values: list) -> list:
+    """The values of a field typed as in a pandas column: numbers with a float or a null among them
+    are all floats (NaN for the nulls)."""
+    kinds = set(map(type, values))
+    if kinds <= {int, float, type(None)} and kinds & {int, float} and kinds != {int}:
+        return [math.nan if value is None else float(value) for value in values]
+    return values
+
+
+def _job(jobs: list[dict], index: int) -> str:
+    job_id = jobs[index].get("id")
+    return f"job #{index}" + (f" (id {job_id})" if not _absent(job_id) else "")
+
+
+def _absent(value: Any) -> bool:
+    """A JSON null, NaN, or a field the job does not have."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def write_batsim_json(workload: Workload, path: str | Path, *, description: str | None = None) -> Path:
@@ -102,67 +233,6 @@ def delay_profile_names(runtimes: np.ndarray | pd.Series) -> np.ndarray:
     return names[inverse] if len(unique) else np.array([], dtype=str)
 
 
-def _load_json(path: Path):
-    try:
-        with open_text(path) as text:
-            return json.load(text)
-    except json.JSONDecodeError as exc:
-        raise WorkloadError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
-    except (EOFError, OSError) as exc:
-        raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-
-
-def _require(path: Path, jobs: pd.DataFrame, name: str) -> None:
-    if name not in jobs:
-        raise WorkloadError(f"{path}: jobs have no '{name}' field")
-    missing = jobs[name].isna().to_numpy()
-    if missing.any():
-        raise WorkloadError(f"{path}: {_job(jobs, missing)} has no '{name}'")
-
-
-def _numbers(path: Path, jobs: pd.DataFrame, name: str, default: float | None = None,
-             minimum: float = 0.0) -> pd.Series:
-    if name not in jobs:
-        return pd.Series(default, index=jobs.index, dtype=float)
-    column = jobs[name]
-    if default is not None:
-        column = column.where(column.notna(), default)
-    values = pd.to_numeric(column, errors="coerce")
-    bad = values.isna().to_numpy() | (values.to_numpy(dtype=float, na_value=np.nan) < minimum)
-    if bad.any():
-        value = column[bad].iloc[0]
-        raise WorkloadError(f"{path}: {_job(jobs, bad)} has an invalid '{name}': "
-                            f"{value.item() if isinstance(value, np.generic) else value!r}")
-    return values.astype(float)
-
-
-def _integers(path: Path, jobs: pd.DataFrame, name: str, nb_res: int) -> pd.Series:
-    values = _numbers(path, jobs, name, minimum=-np.inf)
-    bad = (values <= 0) | (values != np.round(values)) | (values > nb_res)
-    if bad.any():
-        raise WorkloadError(f"{path}: {_job(jobs, bad.to_numpy())} has '{name}' = "
-                            f"{values[bad].iloc[0]:g} (must be a whole number in 1..{nb_res})")
-    return values.astype(np.int64)
-
-
-def _delays(path: Path, jobs: pd.DataFrame, profiles) -> np.ndarray:
-    if not isinstance(profiles, dict):
-        raise WorkloadError(f"{path}: no 'profiles' map")
-    delays = {}
-    for name in jobs["profile"].unique():
-        profile = profiles.get(name)
-        if not isinstance(profile, dict):
-            first = (jobs["profile"] == name).to_numpy()
-            raise WorkloadError(f"{path}: {_job(jobs, first)} uses the unknown profile '{name}'")
-        if profile.get("type") != "delay" or not (is_number(delay := profile.get("delay")) and math.isfinite(delay)):
-            first = (jobs["profile"] == name).to_numpy()
-            raise WorkloadError(f"{path}: {_job(jobs, first)} uses profile '{name}' of type "
-                                f"'{profile.get('type')}': only 'delay' profiles with a numeric "
-                                "'delay' are supported")
-        delays[name] = float(profile["delay"])
-    return jobs["profile"].map(delays).to_numpy(dtype=float)
-
-
 def _profiles(jobs: pd.DataFrame) -> dict[str, float]:
     pairs = jobs[["profile", "runtime"]].drop_duplicates()
     clash = pairs["profile"][pairs["profile"].duplicated()]
@@ -189,12 +259,8 @@ def _compact(column: pd.Series) -> list:
     return column.tolist()
 
 
-def _job(jobs: pd.DataFrame, mask: np.ndarray) -> str:
-    index = int(np.flatnonzero(mask)[0])
-    job_id = jobs["id"].iloc[index] if "id" in jobs else None
-    return f"job #{index}" + (f" (id {job_id})" if job_id is not None and not _is_missing(job_id) else "")
-
-
 def _is_missing(value) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    import pandas as pd  # imported already: the value comes from a DataFrame
+
+    return _absent(value) or value is pd.NA
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-import pandas as pd
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import WorkloadError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from scheduler.workloads.cleaning import CleaningReport
 
 #: Columns every workload table has. ``walltime`` is -1 when the job has no limit.
 REQUIRED_COLUMNS = ("id", "subtime", "res", "walltime", "runtime", "profile")
 
 
-@dataclass
 class Workload:
     """A Batsim-style workload.
 
@@ -32,27 +31,56 @@ class Workload:
     ``requested_procs``, ``unix_submit_time``...) is an extra field forwarded to the
     scheduler in JOB_SUBMITTED, as Batsim does.
 
+    The table is given as a pandas DataFrame, or as columns (column name -> list of values, the
+    types pandas would infer: one float column holds only floats). A workload given columns
+    builds its DataFrame when ``jobs`` is first read, and :meth:`column` reads them without it:
+    simulating a Batsim JSON workload needs no pandas (whose import costs more than reading
+    the file).
+
     ``cleaning`` is what the cleaning rules did when the workload comes from an SWF trace.
     """
 
-    jobs: pd.DataFrame
-    nb_res: int
-    name: str = "w0"
-    source: str | None = None
-    header: dict = field(default_factory=dict)
-    cleaning: CleaningReport | None = None
-
-    def __post_init__(self) -> None:
-        missing = [c for c in REQUIRED_COLUMNS if c not in self.jobs.columns]
+    def __init__(self, jobs: pd.DataFrame | Mapping[str, list], nb_res: int, name: str = "w0",
+                 source: str | None = None, header: dict | None = None,
+                 cleaning: CleaningReport | None = None) -> None:
+        self._columns: dict[str, list] | None = dict(jobs) if isinstance(jobs, Mapping) else None
+        self._frame: pd.DataFrame | None = None if isinstance(jobs, Mapping) else jobs
+        self.nb_res = nb_res
+        self.name = name
+        self.source = source
+        self.header = header if header is not None else {}
+        self.cleaning = cleaning
+        missing = [c for c in REQUIRED_COLUMNS if c not in self.column_names]
         if missing:
             raise WorkloadError(f"{self.source or 'workload'}: missing job columns {missing}")
         if self.nb_res <= 0:
             raise WorkloadError(f"{self.source or 'workload'}: nb_res must be positive, got {self.nb_res}")
 
     @property
+    def jobs(self) -> pd.DataFrame:
+        """The job table as a DataFrame (from then on the workload's table: changes to it count)."""
+        if self._frame is None:
+            import pandas as pd
+
+            self._frame, self._columns = pd.DataFrame(self._columns), None
+        return self._frame
+
+    @jobs.setter
+    def jobs(self, table: pd.DataFrame) -> None:
+        self._frame, self._columns = table, None
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self._columns if self._columns is not None else self._frame.columns)
+
+    def column(self, name: str) -> list[Any]:
+        """One column as a list of Python values (not to be modified)."""
+        return self._columns[name] if self._columns is not None else self._frame[name].tolist()
+
+    @property
     def extra_columns(self) -> list[str]:
         """The extra per-job fields, in table order."""
-        return [c for c in self.jobs.columns if c not in REQUIRED_COLUMNS]
+        return [c for c in self.column_names if c not in REQUIRED_COLUMNS]
 
     def __len__(self) -> int:
-        return len(self.jobs)
+        return len(self._columns["id"]) if self._columns is not None else len(self._frame)

@@ -1,0 +1,143 @@
+"""The classifier's cost: ``simulate --variant ...`` against EASY-FCFS base, as a user runs it.
+
+Runs, each in a fresh process, ``python -m scheduler simulate TRACE --variant V -e SCRATCH/...`` for
+the variants ``base`` (EASY-FCFS, the baseline), ``class-clairvoyant`` (the oracle classifier),
+``classification-idempotent`` (the online Random Forest with the safeguard) and
+``classification-probing``, on two traces:
+
+- ``SDSC-SP2``: ``../shared/workloads/SDSC-SP2-1998-4.2-cln.swf.gz`` (54k jobs, 105 weeks), read,
+  cleaned and converted on the fly; skipped when the shared folder is absent;
+- ``synthetic-250k``: ``generate(250000, weeks=250, nb_res=128, seed=1)``, written once to a
+  temporary Batsim JSON file.
+
+Every child keeps the modules it compiles in a temporary folder (``common.child_env``; a warm-up run of
+each variant on the shipped sample first), as an installed package has its bytecode. The variants are
+interleaved over ``--repeat`` rounds (a slow spell of the machine hits all alike).
+For each, the best and median wall time and the best CPU time (the child's user + system), and
+their ratios to ``base`` in the same run; ``probing / idempotent`` compares the two classifier
+variants. Targets (issues 13 and 14): class-clairvoyant at most 1.5x base, classification-idempotent
+at most 4x base, classification-probing at most 1.5x classification-idempotent (wall time).
+
+    python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,synthetic-250k]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    REPO,
+    Timing,
+    calibration_loop,
+    child_env,
+    machine_line,
+    markdown_table,
+    ratio,
+    run_child,
+    seconds,
+    shared_path,
+)
+
+SDSC = "workloads/SDSC-SP2-1998-4.2-cln.swf.gz"
+TRACES = ("SDSC-SP2", "synthetic-250k")
+VARIANTS = ("base", "class-clairvoyant", "classification-idempotent", "classification-probing")
+#: Largest wall-time ratios allowed (issue 14: against base; issue 13: probing against idempotent).
+TARGETS = {"class-clairvoyant": 1.5, "classification-idempotent": 4.0}
+PROBING_TARGET = 1.5
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of runs (default 3)")
+    parser.add_argument("--traces", default=",".join(TRACES), help=f"comma-separated, among {', '.join(TRACES)}")
+    parser.add_argument("--synthetic-jobs", type=int, default=250_000, help="jobs of the synthetic trace")
+    args = parser.parse_args(argv)
+    names = [name for name in args.traces.split(",") if name]
+    unknown = [name for name in names if name not in TRACES]
+    if unknown:
+        parser.error(f"unknown trace(s) {', '.join(unknown)}; known: {', '.join(TRACES)}")
+
+    print(f"# The classifier variants against EASY-FCFS base ({machine_line()}; best of {args.repeat}, "
+          f"one fresh process per run)")
+    with tempfile.TemporaryDirectory(prefix="bench_classifier_") as scratch:
+        warm_up(Path(scratch))
+        traces = prepare(names, Path(scratch), args.synthetic_jobs)
+        for name, path in traces.items():
+            measure(name, path, Path(scratch), args.repeat)
+    return 0
+
+
+def simulate_command(trace: Path, variant: str, prefix: Path) -> list[str]:
+    return [sys.executable, "-m", "scheduler", "simulate", str(trace), "--variant", variant, "--no-progress",
+            "-e", str(prefix)]
+
+
+def warm_up(scratch: Path) -> None:
+    """Run every variant once on the shipped sample: the modules they import are compiled and kept in
+    ``scratch/bytecode`` (see ``common.child_env``), as an installed package has its bytecode."""
+    for variant in VARIANTS:
+        run_child(simulate_command(REPO / "workloads" / "sample.json", variant, scratch / "warm-up"), cwd=REPO,
+                  env=child_env(bytecode=scratch / "bytecode"))
+
+
+def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, Path]:
+    """The trace files to simulate, by name."""
+    traces = {}
+    for name in names:
+        if name == "SDSC-SP2":
+            path = shared_path(SDSC)
+            if path is None:
+                print(f"\n{name}: skipped, ../shared/{SDSC} is not there")
+                continue
+            traces[name] = path
+        else:
+            from scheduler.workloads.batsim_json import write_batsim_json
+            from scheduler.workloads.synthetic import generate
+
+            workload = generate(synthetic_jobs, weeks=synthetic_jobs / 1000, nb_res=128, seed=1)
+            traces[name] = write_batsim_json(workload, scratch / "synthetic.json")
+    return traces
+
+
+def measure(name: str, trace: Path, scratch: Path, rounds: int) -> None:
+    commands = {variant: simulate_command(trace, variant, scratch / f"{name}_{variant}") for variant in VARIANTS}
+    walls: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+    cpus: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
+    calibration = []
+    for _ in range(rounds):
+        calibration.append(calibration_loop())
+        for variant, command in commands.items():
+            child = run_child(command, cwd=REPO, env=child_env(bytecode=scratch / "bytecode"))
+            walls[variant].append(child.wall)
+            cpus[variant].append(child.cpu)
+
+    wall = {variant: Timing(values) for variant, values in walls.items()}
+    cpu = {variant: min(values) for variant, values in cpus.items()}
+    base_wall, base_cpu = wall["base"].best, cpu["base"]
+    rows = []
+    for variant in VARIANTS:
+        target = TARGETS.get(variant)
+        rows.append([
+            variant, seconds(wall[variant].best), seconds(wall[variant].median), seconds(cpu[variant]),
+            ratio(wall[variant].best, base_wall), ratio(cpu[variant], base_cpu),
+            "" if target is None else f"≤ {target:g}x: " + ("yes" if wall[variant].best <= target * base_wall
+                                                            else "**no**"),
+        ])
+    print(f"\n## {name} (`{trace.name}`)\n")
+    print(markdown_table(["variant", "wall best", "wall median", "CPU best", "wall / base", "CPU / base",
+                          "target (wall)"], rows))
+    probing, idempotent = wall["classification-probing"].best, wall["classification-idempotent"].best
+    verdict = "yes" if probing <= PROBING_TARGET * idempotent else "**no**"
+    print(f"\nclassification-probing / classification-idempotent: wall {ratio(probing, idempotent)}, CPU "
+          f"{ratio(cpu['classification-probing'], cpu['classification-idempotent'])} (target ≤ "
+          f"{PROBING_TARGET:g}x wall: {verdict}). Calibration loop in this run: best "
+          f"{seconds(Timing(calibration).best)}, median {seconds(Timing(calibration).median)}.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
