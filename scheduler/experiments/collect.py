@@ -46,11 +46,12 @@ import pandas as pd
 
 from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError, WorkloadError
+from scheduler.knowledge.choices import JobClass
 
 MONTH = 30 * 86400.0
 WEEK = 7 * 86400.0
 #: The ``class=`` metadata of the jobs queued ahead of Q (and watched by the safeguard).
-FAST_LANE = ("small", "uncertain")
+FAST_LANE = tuple(c.value for c in JobClass if c is not JobClass.LARGE)
 JOBS_SUFFIXES = ("_jobs.csv", "_jobs.csv.gz")
 #: Points kept of a run's cumulative bsld curve (enough for a plot).
 CURVE_POINTS = 1500

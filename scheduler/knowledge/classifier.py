@@ -189,6 +189,15 @@ def _check_choice(name, value, choices):
         raise ConfigError(f"classifier {name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
+def _truly_small(job: Job, divider: float) -> bool:
+    """The true class of ``job``: its runtime (capped by its walltime, as Batsim kills it then) is below
+    ``divider``; never small when the runtime is unknown or the divider is undefined (NaN)."""
+    runtime = job.runtime
+    if runtime is not None and job.walltime > 0:
+        runtime = min(runtime, job.walltime)
+    return runtime is not None and runtime < divider
+
+
 class JobClassifier:
     """Online small/large job classifier (see the module docstring).
 
@@ -446,10 +455,7 @@ class JobClassifier:
                      codes, anchors, x)
         else:
             if self.method == "oracle":
-                runtime = job.runtime
-                if runtime is not None and job.walltime > 0:
-                    runtime = min(runtime, job.walltime)
-                small = runtime is not None and runtime < divider
+                small = _truly_small(job, divider)
                 p = float(small)
             else:
                 small = False
@@ -464,8 +470,7 @@ class JobClassifier:
             divider = self._blind_divider()
         else:
             divider = self._current_divider
-        runtime = job.runtime if job.runtime is None or job.walltime <= 0 else min(job.runtime, job.walltime)
-        truly_small = runtime is not None and runtime < divider
+        truly_small = _truly_small(job, divider)
         if self.partial_oracle == "no-false-large" and truly_small:
             return True, False
         if self.partial_oracle == "no-false-small" and small and not truly_small:
