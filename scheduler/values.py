@@ -15,6 +15,11 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float, numbers.Real)) and not isinstance(value, bool)
 
 
+def is_missing(value: Any) -> bool:
+    """A JSON null or a NaN: no value."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def plain(value: Any) -> Any:
     """``json.dumps``'s ``default``: a numpy scalar as the Python number it holds."""
     import numpy as np

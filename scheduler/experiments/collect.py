@@ -229,8 +229,7 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
         metrics[f"nb_jobs_actual_{name}"] = int(mask.sum())
         metrics[f"mean_bsld_actual_{name}"] = float(bsld[mask].mean()) if mask.any() else math.nan
         metrics[f"mean_wait_actual_{name}"] = float(done["wait"].to_numpy()[mask].mean()) if mask.any() else math.nan
-    total_work = float((done["runtime"] * done["res"]).sum())
-    metrics["useful_core_seconds"] = total_work
+    total_work = metrics["useful_core_seconds"]  # of the completed jobs, from summarize
     metrics["wasted_fraction"] = metrics["wasted_core_seconds"] / total_work if total_work > 0 else math.nan
     metrics["nb_predicted_small"] = int(np.isin(folded["class"], FAST_LANE).sum()) if "class" in folded else 0
 

@@ -63,6 +63,7 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.errors import SimulationError
+from scheduler.values import is_missing
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.workloads.model import Workload
 
@@ -166,7 +167,7 @@ class BatsimEngine:
         fields: list[dict] = [{} for _ in ids]
         for name in workload.extra_columns:
             for job_fields, value in zip(fields, workload.column(name)):
-                if not _is_missing(value):
+                if not is_missing(value):
                     job_fields[name] = value
         rows = zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
                    profiles, map(float, workload.column("runtime")), fields)
@@ -326,7 +327,7 @@ class BatsimEngine:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, now: float, decision: Execute) -> None:
-        sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
+        sim = self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
@@ -461,5 +462,3 @@ class BatsimEngine:
         }
 
 
-def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))

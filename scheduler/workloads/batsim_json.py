@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from scheduler.errors import WorkloadError
-from scheduler.values import plain
+from scheduler.values import is_missing, plain
 from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _require(path: Path, jobs: list[dict], name: str, values: list, present: boo
     if not present:
         raise WorkloadError(f"{path}: jobs have no '{name}' field")
     if None in values or any(value != value for value in values if type(value) is float):
-        index = next(i for i, value in enumerate(values) if _absent(value))
+        index = next(i for i, value in enumerate(values) if is_missing(value))
         raise WorkloadError(f"{path}: {_job(jobs, index)} has no '{name}'")
 
 
@@ -186,12 +186,7 @@ def _typed(values: list) -> list:
 
 def _job(jobs: list[dict], index: int) -> str:
     job_id = jobs[index].get("id")
-    return f"job #{index}" + (f" (id {job_id})" if not _absent(job_id) else "")
-
-
-def _absent(value: Any) -> bool:
-    """A JSON null, NaN, or a field the job does not have."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return f"job #{index}" + (f" (id {job_id})" if not is_missing(job_id) else "")
 
 
 def write_batsim_json(workload: Workload, path: str | Path, *, description: str | None = None) -> Path:
@@ -212,7 +207,9 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
     columns = [_ids(jobs["id"])] + [_compact(jobs[name]) for name in names[1:]]
     records = [dict(zip(names, row)) for row in zip(*columns)]
     if jobs[names].isna().to_numpy().any():
-        records = [{k: v for k, v in r.items() if not _is_missing(v)} for r in records]
+        import pandas as pd  # imported already: the jobs are a DataFrame
+
+        records = [{k: v for k, v in r.items() if not (is_missing(v) or v is pd.NA)} for r in records]
     dumps = json.JSONEncoder(separators=(",", ":"), default=plain).encode
     head = {"nb_res": int(workload.nb_res)}
     if description:
@@ -259,8 +256,4 @@ def _compact(column: pd.Series) -> list:
     return column.tolist()
 
 
-def _is_missing(value) -> bool:
-    import pandas as pd  # imported already: the value comes from a DataFrame
-
-    return _absent(value) or value is pd.NA
 
