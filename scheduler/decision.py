@@ -270,10 +270,10 @@ class DecisionCore:
 
     def _apply_prediction_changes(self, changes: dict[str, float], now: float, decisions: list[Decision]) -> None:
         """Propagate changed predictions: re-key queued jobs, move running jobs' expected ends."""
-        for job_id, prediction in changes.items():
+        for job_id in changes:
             state = self.states.get(job_id)
-            if state == QUEUED:
-                self.algorithm.reestimate(self.jobs[job_id], prediction, now)
+            if state == QUEUED:  # re-keyed with what the algorithm plans it with (the divider may bound it)
+                self.algorithm.reestimate(self.jobs[job_id], self._estimate(self.jobs[job_id]), now)
             elif state == RUNNING:
                 self.algorithm.expect_end(job_id, self.predictions.expected_end(job_id))
                 self._watch_prediction(job_id, now, decisions)

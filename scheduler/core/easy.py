@@ -24,7 +24,6 @@ from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
-from scheduler.core.profile import Holding
 from scheduler.core.queue import JobQueue
 
 
@@ -90,19 +89,18 @@ class EasyBackfilling(Algorithm):
         if self.backfill_order is not None:
             key = self.backfill_order.key
             ordered.sort(key=lambda job: key(job, estimate(job), now))
-        resv = profile.reservation
-        outside = self._free_outside(resv)
+        outside = profile.free_outside_reservation()
         for job in ordered:
             if job.res <= profile.nb_free and job is not priority:
                 duration = estimate(job)
-                if job.res > outside and now + duration > resv.start:
-                    continue  # it would need the reservation's machines (what fits_now finds, cheaper)
+                if profile.blocked_by_reservation(job.res, duration, now, outside):
+                    continue  # what fits_now would find, without its mask arithmetic
                 mask = profile.fits_now(job.res, duration, now)
                 if mask is not None:
                     self._start(job, mask, duration, now, started)
                     if profile.nb_free == 0:
                         break
-                    outside = self._free_outside(resv)
+                    outside = profile.free_outside_reservation()
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         available = self.profile.nb_free
@@ -118,12 +116,6 @@ class EasyBackfilling(Algorithm):
                 available -= job.res
 
     # --- helpers -------------------------------------------------------------------
-
-    def _free_outside(self, reservation: Holding | None) -> int:
-        """How many free machines the reservation does not hold (all of them without one)."""
-        if reservation is None:
-            return self.profile.nb_free
-        return (self.profile.free_mask & ~reservation.mask).bit_count()
 
     def _drop_reservation(self) -> None:
         self.profile.cancel_reservation()

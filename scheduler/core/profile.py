@@ -100,6 +100,19 @@ class AvailabilityProfile:
                 return None
         return lowest(available, res)
 
+    def blocked_by_reservation(self, res: int, duration: float, now: float, free_outside: int) -> bool:
+        """Whether :meth:`fits_now` refuses a job for the reservation's sake, from ``free_outside``
+        (:meth:`free_outside_reservation`, which a caller may keep between starts): it would overlap the
+        reservation and needs more machines than it leaves free."""
+        resv = self.reservation
+        return resv is not None and res > free_outside and now + duration > resv.start
+
+    def free_outside_reservation(self) -> int:
+        """How many free machines the reservation does not hold (all of them without one)."""
+        if self.reservation is None:
+            return self.nb_free
+        return (self.free_mask & ~self.reservation.mask).bit_count()
+
     def first_fit(self, res: int, duration: float, now: float) -> Fit | None:
         """The earliest slice at which ``res`` machines stay free for ``duration``.
 

@@ -310,6 +310,7 @@ class JobClassifier:
         self._snapshot = None  # the history at the start of the week, for features="paper"
         self._run = 0
         self._completions = 0
+        self._blind = (-1, math.nan)  # no-blind-week's divider, and the completion count it was computed at
         self._now = -math.inf
         self._same_week_until = -math.inf  # see _advance
         self._current_week = 0
@@ -467,16 +468,12 @@ class JobClassifier:
         if self.partial_oracle == "no-blind-week":
             if self._model is not None:
                 return small, uncertain
-            divider = self._blind_divider()
-        else:
-            divider = self._current_divider
-        truly_small = _truly_small(job, divider)
+            return _truly_small(job, self._blind_divider()), False
+        truly_small = _truly_small(job, self._current_divider)
         if self.partial_oracle == "no-false-large" and truly_small:
             return True, False
         if self.partial_oracle == "no-false-small" and small and not truly_small:
             return False, uncertain
-        if self.partial_oracle == "no-blind-week":
-            return truly_small, False
         return small, uncertain
 
     def completed(self, job: Job, runtime: float, now: float) -> None:
@@ -495,10 +492,13 @@ class JobClassifier:
             self._log.append(float(runtime), jobs.codes_of(row))
 
     def _blind_divider(self) -> float:
-        """``no-blind-week``'s divider while there is no model: the median runtime of the jobs completed so far."""
-        runtimes = self._jobs.column("runtime")
-        done = runtimes[~np.isnan(runtimes)]
-        return float(np.median(done)) if len(done) else math.nan
+        """``no-blind-week``'s divider while there is no model: the median runtime of the jobs completed so far
+        (recomputed only after a completion)."""
+        if self._blind[0] != self._completions:
+            runtimes = self._jobs.column("runtime")
+            done = runtimes[~np.isnan(runtimes)]
+            self._blind = (self._completions, float(np.median(done)) if len(done) else math.nan)
+        return self._blind[1]
 
     def divider_at(self, now: float) -> float:
         """The divider in force at ``now`` (NaN while no job has completed); may retrain."""
