@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from contextlib import contextmanager
 from dataclasses import replace
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import Decision, Event
@@ -36,8 +34,7 @@ def simulate(
         options = replace(options or SimulationOptions(), enable_dynamic_jobs=True, enable_profile_reuse=True)
     core = DecisionCore(config)
     decide = TimedDecisions(core.decide)
-    with cyclic_gc_paused():
-        result = BatsimEngine(workload, nb_machines, options).run(decide, progress)
+    result = BatsimEngine(workload, nb_machines, options).run(decide, progress)
     result.scheduling_time = decide.seconds
     if result.unfinished:
         shown = ", ".join(result.unfinished[:5])
@@ -58,24 +55,6 @@ class TimedDecisions:
             return self.decide(now, events)
         finally:
             self.seconds += time.perf_counter() - started
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (reference counting still frees what is no longer used).
-
-    A simulation makes a few objects per job (the job, its events and decisions, its queue and profile
-    entries) that mostly live until the end of the run; the collector scans them again and again,
-    which costs about a tenth of the run, and finds next to nothing to free (a classifier run leaves
-    about a thousand cycles, collected when it ends).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def workload_timezone(workload: Workload) -> str | float | None:
