@@ -5,16 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 
-def stream_sha256(stream: BinaryIO) -> tuple[int, str]:
-    """``(size in bytes, hex digest)`` of what is left to read in ``stream``."""
+def stream_sha256(stream: BinaryIO, sink: Callable[[bytes], Any] | None = None) -> tuple[int, str]:
+    """``(size in bytes, hex digest)`` of what is left to read in ``stream``; each block also goes to
+    ``sink`` (e.g. a file's ``write``) when one is given."""
     digest = hashlib.sha256()
     size = 0
     while block := stream.read(1 << 20):
         digest.update(block)
         size += len(block)
+        if sink is not None:
+            sink(block)
     return size, digest.hexdigest()
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
@@ -173,14 +172,14 @@ def _download(trace: Trace, target: Path, verify: bool) -> None:
     part = target.with_name(target.name + ".part")
     try:
         with urllib.request.urlopen(trace.url, timeout=60) as response, open(part, "wb") as out:
-            shutil.copyfileobj(response, out, 1 << 20)
+            size, sha256 = stream_sha256(response, out.write)  # hashed as it is written
     except (urllib.error.URLError, OSError) as exc:
         part.unlink(missing_ok=True)
         reason = getattr(exc, "reason", None) or exc
         raise WorkloadError(f"{trace.url}: download failed ({reason})") from None
     if verify:
         try:
-            _check(trace, part, *_digest(part))
+            _check(trace, part, size, sha256)
         except WorkloadError:
             part.unlink(missing_ok=True)
             raise
