@@ -69,6 +69,11 @@ from procset import ProcSet
 from scheduler.batsim import wire
 from scheduler.batsim.wire import UNSET, Invalid
 from scheduler.core.events import (
+    FAILED,
+    KILLED,
+    REJECTED,
+    SUCCESS,
+    WALLTIME,
     AnswerWaitingTime,
     CallMeLater,
     Decision,
@@ -96,13 +101,11 @@ from scheduler.errors import ProtocolError
 from scheduler.values import is_number
 
 #: The ``job_state`` values of JOB_COMPLETED.
-JOB_STATES = frozenset({"COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
-                        "COMPLETED_KILLED", "REJECTED"})
+JOB_STATES = frozenset({SUCCESS, FAILED, WALLTIME, KILLED, REJECTED})
 
 #: JOB_COMPLETED's ``return_code`` per state. Batsim uses the profile's ``ret`` (default 0)
 #: for success and failure; walltime and kills leave it at -1.
-RETURN_CODES = {"COMPLETED_SUCCESSFULLY": 0, "COMPLETED_FAILED": 1, "COMPLETED_WALLTIME_REACHED": -1,
-                "COMPLETED_KILLED": -1, "REJECTED": -1}
+RETURN_CODES = {SUCCESS: 0, FAILED: 1, WALLTIME: -1, KILLED: -1, REJECTED: -1}
 
 #: The ``config`` of SIMULATION_BEGINS as Batsim 4.2.1 sends it without special flags.
 DEFAULT_CONFIG: dict[str, Any] = {

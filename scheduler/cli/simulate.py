@@ -11,6 +11,7 @@ from pathlib import Path
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.config import VARIANTS, SchedulerConfig
+from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
 from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
@@ -205,11 +206,11 @@ def _workload_line(summary: dict) -> str:
 
 def _job_states(states: dict[str, int]) -> str:
     names = {
-        "COMPLETED_SUCCESSFULLY": "succeeded",
-        "COMPLETED_WALLTIME_REACHED": "reached their walltime",
-        "COMPLETED_KILLED": "killed",
-        "COMPLETED_FAILED": "failed",
-        "REJECTED": "rejected",
+        SUCCESS: "succeeded",
+        WALLTIME: "reached their walltime",
+        KILLED: "killed",
+        FAILED: "failed",
+        REJECTED: "rejected",
     }
     return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))
 
