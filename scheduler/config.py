@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from scheduler.core.algorithms import algorithm_name, get_algorithm
 from scheduler.core.policies import policy_name, policy_names
+from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.corrections import CORRECTIONS
@@ -223,6 +224,9 @@ class SchedulerConfig:
     starvation_threshold: float | None = option(
         None, "seconds of waiting after which a job moves to the head of the queue, oldest first (default: off)",
         _optional(positive_seconds), metavar="S", parse=number_text)
+    starvation_scope: str = option(
+        "queue", "where a starving job moves: queue (to the head of its own queue: Q_small stays ahead of Q) or all "
+                 "(ahead of every queue)", _choice(lambda: STARVATION_SCOPES), metavar="NAME")
     classifier: str = option(
         "none", "job size classifier: none (every job is large), rf (the paper's online Random Forest) or oracle "
                 "(true classes); small jobs go to Q_small, ahead of Q",
@@ -293,6 +297,9 @@ class SchedulerConfig:
         if self.predictor != "requested" and self.estimates != "requested":
             raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
                               "(or use predictor 'clairvoyant')")
+        if self.starvation_scope != "queue" and self.starvation_threshold is None:
+            raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
+                              "starvation_threshold too")
         if self.backfill_order is not None and not get_algorithm(self.algorithm).backfills:
             raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} does not backfill")
 

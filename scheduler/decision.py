@@ -177,7 +177,7 @@ class DecisionCore:
             self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
-        queue = JobQueue(self.parts.policy, self.config.starvation_threshold)
+        queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
 

@@ -24,6 +24,7 @@ EXAMPLES = {
     "backfill_order": ("saf", "SAF", "saf"),
     "estimates": ("clairvoyant", "clairvoyant", "clairvoyant"),
     "starvation_threshold": ("3600", 3600, 3600.0),
+    "starvation_scope": ("ALL", "all", "all"),
     "classifier": ("oracle", "oracle", "oracle"),
     "safeguard": ("kill", "kill", "kill"),
     "divider": ("600", 600, 600.0),
@@ -39,9 +40,10 @@ EXAMPLES = {
     "divider_estimates": ("running", "running", "running"),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
 }
-#: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard).
-BASE = {"classifier": "rf", "safeguard": "kill"}
-BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill"]
+#: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard; a
+#: starvation scope, a threshold).
+BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
+BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -51,6 +53,7 @@ BAD = [
     ("estimates", "oracle", "unknown value"),
     ("starvation_threshold", -5, "positive"),
     ("starvation_threshold", 0, "positive"),
+    ("starvation_scope", "global", "unknown value"),
     ("classifier", "svm", "unknown value"),
     ("safeguard", "stop", "unknown value"),
     ("divider", -3, "positive"),

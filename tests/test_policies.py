@@ -58,6 +58,39 @@ def test_starving_jobs_jump_to_the_head_oldest_first():
     assert order("spf", threshold=95, now=100.0)[:2] == ["a", "c"]
 
 
+@pytest.mark.parametrize("policy", ["spf", "wfp"])
+def test_a_starving_job_heads_its_own_queue_or_every_queue(policy):
+    # a and c in Q_small (rank 0), b and d in Q (rank 1); at t=100 with a 75 s threshold a and b starve
+    def ordered(scope):
+        queue = JobQueue(get_policy(policy), 75, scope)
+        for rank, j in zip([0, 1, 0, 1], JOBS):
+            queue.push(j, j.walltime, rank=rank, now=j.subtime)
+        ids = [j.id[3:] for j in queue.ordered(100.0)]
+        assert queue.head(100.0).id[3:] == ids[0]
+        assert [j.id[3:] for j in queue.ordered_within(100.0, 2)] == [i for i in ids if i in "bc"]
+        return ids
+
+    assert ordered("queue") == ["a", "c", "b", "d"]  # Q_small stays ahead of Q
+    assert ordered("all") == ["a", "b", "c", "d"]
+
+
+def test_starving_in_its_queue_changes_nothing_under_fcfs():
+    # the oldest job of each queue already heads it
+    for threshold in (None, 5, 75):
+        queue = JobQueue(get_policy("fcfs"), threshold, "queue")
+        for rank, j in zip([1, 0, 1, 0], JOBS):
+            queue.push(j, j.walltime, rank=rank, now=j.subtime)
+        assert [j.id[3:] for j in queue.ordered(100.0)] == ["b", "d", "a", "c"]
+
+
+def test_a_starvation_scope_needs_a_known_name_and_a_threshold():
+    with pytest.raises(ValueError, match="starvation_scope"):
+        JobQueue(get_policy("fcfs"), 75, "global")
+    with pytest.raises(ConfigError, match="starvation_scope 'all': .*starvation_threshold"):
+        SchedulerConfig(starvation_scope="all")
+    assert SchedulerConfig(starvation_scope="all", starvation_threshold=60).starvation_scope == "all"
+
+
 def test_queue_remove_keeps_order():
     queue = JobQueue(get_policy("saf"))
     for j in JOBS:

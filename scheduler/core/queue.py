@@ -1,4 +1,5 @@
-"""The waiting queue: starving jobs first (oldest first), then jobs by rank and policy."""
+"""The waiting queue: jobs by rank and policy, starving jobs first (oldest first) within their rank or
+ahead of every rank."""
 
 from __future__ import annotations
 
@@ -8,22 +9,31 @@ from itertools import compress
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
 
+#: Where a starving job moves: to the head of its own queue (its rank), or ahead of every rank.
+STARVATION_SCOPES = ("queue", "all")
+
 
 class JobQueue:
     """Waiting jobs in scheduling order.
 
     A job's position is ``(rank, policy key)``: rank 0 jobs (for instance Q_small) come
     before rank 1 jobs (Q). A job that has waited longer than ``starvation_threshold``
-    seconds moves to the head of the queue, ahead of every rank, oldest first.
+    seconds is *starving*: with ``starvation_scope="queue"`` it moves to the head of its own
+    rank (Q_small stays ahead of Q), with ``"all"`` ahead of every rank; starving jobs go
+    oldest first.
 
     Static policies keep a sorted list, and beside it each job's width (its processor count), so
     that the jobs narrow enough for the free machines are picked out without a Python loop over
     the queue; dynamic ones (WFP) are re-sorted at each read.
     """
 
-    def __init__(self, policy: Policy, starvation_threshold: float | None = None) -> None:
+    def __init__(self, policy: Policy, starvation_threshold: float | None = None,
+                 starvation_scope: str = "queue") -> None:
+        if starvation_scope not in STARVATION_SCOPES:
+            raise ValueError(f"starvation_scope must be one of {', '.join(STARVATION_SCOPES)}, got {starvation_scope!r}")
         self.policy = policy
         self.starvation_threshold = starvation_threshold
+        self.starvation_scope = starvation_scope
         self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
@@ -88,8 +98,13 @@ class JobQueue:
         starving = self._starving(now)
         if not starving:
             return ordered
-        starving_ids = {job.id for job in starving}
-        return starving + [job for job in ordered if job.id not in starving_ids]
+        if self.starvation_scope == "all":
+            starving_ids = {job.id for job in starving}
+            return starving + [job for job in ordered if job.id not in starving_ids]
+        age = {job.id: i for i, job in enumerate(starving)}  # oldest first
+        rank_estimate, last = self._rank_estimate, len(age)
+        # a stable sort: within each rank the starving jobs first, by age; the others keep their order
+        return sorted(ordered, key=lambda job: (rank_estimate[job.id][0], age.get(job.id, last)))
 
     def ordered_within(self, now: float, width: int) -> list[Job]:
         """:meth:`ordered`, less the jobs that need more than ``width`` processors."""
@@ -106,7 +121,7 @@ class JobQueue:
         if self.starvation_threshold is not None:  # the common case skips the call
             starving = self._starving(now, limit=1)
             if starving:
-                return starving[0]
+                return starving[0] if self.starvation_scope == "all" else self.ordered(now)[0]
         if self.policy.dynamic:
             return self.ordered(now)[0]
         return self._jobs[self._entries[0][2]]
