@@ -31,8 +31,9 @@ the job, where real Batsim would abort.
 from __future__ import annotations
 
 import gc
-import heapq
 import math
+import time
+from heapq import heappop, heappush
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -126,7 +127,7 @@ class SimulationResult:
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
-    scheduling_time: float = 0.0  # wall-clock seconds the decision process took
+    scheduling_time: float = 0.0  # wall-clock seconds the decision process took (its replies, waited for)
 
     @cached_property
     def jobs(self) -> pd.DataFrame:
@@ -183,9 +184,9 @@ class BatsimEngine:
         if self._static:
             self._arm(self._static[0].job.subtime, _SUBMIT, None)
 
-    def _arm(self, time: float, kind: str, payload: object) -> None:
+    def _arm(self, due: float, kind: str, payload: object) -> None:
         self._armed += 1
-        heapq.heappush(self._timers, (time, self._armed, kind, payload))
+        heappush(self._timers, (due, self._armed, kind, payload))
 
     # --- main loop -----------------------------------------------------------------
 
@@ -204,20 +205,28 @@ class BatsimEngine:
             "sched-config": self.options.sched_config,
             "forward-unknown-events": False,
         }
+        clock = time.perf_counter
+        started = clock()
         now = self._reply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
-        messages = 1
+        deciding = clock() - started  # the seconds spent waiting for decide
+        messages, rows, next_message, reply = 1, self.rows, self._next_message, self._reply
         while True:
-            events, now = self._next_message(now)
+            events, now = next_message(now)
             if not events:
                 break
-            written = len(self.rows)
-            now = self._reply(now, decide(now, events))
+            written = len(rows)
+            started = clock()
+            decisions = decide(now, events)
+            deciding += clock() - started
+            now = reply(now, decisions)
             messages += 1
-            if progress is not None and len(self.rows) > written:
-                progress(len(self.rows) - written)
+            if progress is not None and len(rows) > written:
+                progress(len(rows) - written)
+        started = clock()
         decide(now, [SimulationEnds(now)])
+        deciding += clock() - started
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", _RUNNING)]
-        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished)
+        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished, deciding)
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
         """The events of the next Batsim message and its time; no events once the simulation ends."""
@@ -226,11 +235,12 @@ class BatsimEngine:
             return held, now
         if self._next_wave:
             return self._second_wave(now), now
-        while self._timers:
-            time = self._timers[0][0]
-            events = self._fire(time)
+        timers = self._timers
+        while timers:
+            due = timers[0][0]
+            events = self._fire(due)
             if events:
-                return events, time
+                return events, due
         if self.options.enable_dynamic_jobs and not self._registration_finished:
             raise SimulationError("dynamic jobs are enabled but the scheduler never sent NOTIFY "
                                   "registration_finished: Batsim would wait forever")
@@ -240,21 +250,22 @@ class BatsimEngine:
         wave, self._next_wave = self._next_wave, []
         return [event for produce in wave for event in produce(now)]
 
-    def _fire(self, time: float) -> list[Event]:
-        """Every timer due at ``time``: their effects, and the events they produce, in arming order."""
+    def _fire(self, now: float) -> list[Event]:
+        """Every timer due at ``now``: their effects, and the events they produce, in arming order."""
         events: list[Event] = []
-        while self._timers and self._timers[0][0] == time:
-            _, _, kind, payload = heapq.heappop(self._timers)
+        timers = self._timers
+        while timers and timers[0][0] == now:
+            _, _, kind, payload = heappop(timers)
             if kind == _END:
                 sim, state = payload
                 if sim.state == _RUNNING:  # else it was killed before
-                    self._finish(sim, time, state)
-                    events.append(JobCompleted(time, sim.job.id, state))
+                    self._finish(sim, now, state)
+                    events.append(JobCompleted(now, sim.job.id, state))
             elif kind == _SUBMIT:
-                events.extend(self._submit_static_group(time))
+                self._submit_static_group(now, events)
             else:
                 self._calls_pending -= 1
-                events.append(RequestedCall(time))
+                events.append(RequestedCall(now))
         return events
 
     def _reply(self, now: float, reply: Sequence[Decision] | TimedReply) -> float:
@@ -278,24 +289,26 @@ class BatsimEngine:
         if self._next_wave:
             self._held += self._second_wave(now)
         while self._timers and self._timers[0][0] <= until:
-            time = self._timers[0][0]
-            self._held += self._fire(time)
+            due = self._timers[0][0]
+            self._held += self._fire(due)
             if self._next_wave:
-                self._held += self._second_wave(time)
+                self._held += self._second_wave(due)
 
-    def _submit_static_group(self, time: float) -> list[Event]:
-        events = []
-        while self._static_next < len(self._static):
-            sim = self._static[self._static_next]
-            if sim.job.subtime > time:
-                self._arm(sim.job.subtime, _SUBMIT, None)
+    def _submit_static_group(self, now: float, events: list[Event]) -> None:
+        """Submit the static jobs due by ``now`` (their events added to ``events``); arm the next group."""
+        static, index = self._static, self._static_next
+        while index < len(static):
+            sim = static[index]
+            job = sim.job
+            if job.subtime > now:
+                self._arm(job.subtime, _SUBMIT, None)
                 break
             sim.submitted = True
-            events.append(JobSubmitted(time, sim.job))
-            self._static_next += 1
+            events.append(JobSubmitted(now, job))
+            index += 1
         else:
             self._next_wave.append(lambda now: [NoMoreStaticJobs(now)])
-        return events
+        self._static_next = index
 
     # --- decisions -----------------------------------------------------------------
 
@@ -333,7 +346,7 @@ class BatsimEngine:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, now: float, decision: Execute) -> None:
-        sim = self._known(decision.job_id, "EXECUTE_JOB")
+        sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
