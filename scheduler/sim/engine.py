@@ -157,7 +157,8 @@ class BatsimEngine:
         self._registration_finished = False
         self._registered_profiles: dict[tuple[str, str], float] = {}
         self._collected_profiles: set[tuple[str, str]] = set()
-        self._load_static_jobs()
+        with cyclic_gc_paused():  # a few objects per job, all kept: the collector would scan them in vain
+            self._load_static_jobs()
 
     # --- set-up --------------------------------------------------------------------
 
