@@ -44,8 +44,7 @@ class EasyBackfilling(Algorithm):
         started: list[Execute] = []
         previous = self.priority
         head = self.queue.head(now)
-        # a full pass with free machines begins with these same steps (they would find nothing more to do)
-        if head is not previous and not ((released or replan) and self.profile.nb_free > 0):
+        if head is not previous:
             self._drop_reservation()
             self._start_heads(now, started)
         reordered = head is not previous and previous is not None and previous in self.queue
