@@ -87,6 +87,8 @@ class EasyBackfilling(Algorithm):
         # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
         # machines free only shrink during the pass
         ordered = self.queue.ordered_within(now, profile.nb_free)
+        if not ordered:
+            return
         if self.backfill_order is not None:
             key = self.backfill_order.key
             ordered.sort(key=lambda job: key(job, estimate(job), now))
