@@ -166,21 +166,22 @@ class BatsimEngine:
         """The workload's jobs, built column by column (a job per row, its extra fields but the missing ones)."""
         workload = self.workload
         ids = [f"{workload.name}!{job_id}" for job_id in workload.column("id")]
+        if len(set(ids)) < len(ids):
+            local_id = _first_duplicate(workload.column("id"))
+            raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
         subtimes = list(map(float, workload.column("subtime")))
         profiles = list(map(str, workload.column("profile")))
+        runtimes = list(map(float, workload.column("runtime")))
         fields: list[dict] = [{} for _ in ids]
         for name in workload.extra_columns:
             for job_fields, value in zip(fields, workload.column(name)):
                 if not is_missing(value):
                     job_fields[name] = value
-        rows = zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
-                   profiles, map(float, workload.column("runtime")), fields)
-        for job in starmap(Job, rows):
-            if job.id in self.jobs:
-                local_id = job.id[len(workload.name) + 1:]
-                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
-            self.jobs[job.id] = _SimJob(job, job.runtime)
-        self._static = [self.jobs[job_id] for _, job_id in sorted(zip(subtimes, ids))]
+        jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
+                                profiles, runtimes, fields))
+        sims = list(map(_SimJob, jobs, runtimes))
+        self.jobs = dict(zip(ids, sims))
+        self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
         self._static_profiles = set(profiles)
         if self._static:
             self._arm(self._static[0].job.subtime, _SUBMIT, None)
@@ -480,6 +481,16 @@ class BatsimEngine:
             "consumed_energy": [-1.0] * len(sims),
             "metadata": [sim.metadata for sim in sims],
         }
+
+
+def _first_duplicate(values: list) -> object:
+    """The first value that comes again."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
 
 
 @contextmanager
