@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import starmap
+from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from scheduler.core.events import (
@@ -86,6 +87,9 @@ class TimedReply:
 DecideFunction = Callable[[float, Sequence[Event]], "Sequence[Decision] | TimedReply"]
 
 _RUNNING = "RUNNING"
+#: What :meth:`BatsimEngine._jobs_columns` reads of each job record, and of each job.
+_SIM_FIELDS = attrgetter("job", "state", "start", "finish", "mask", "metadata")
+_JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
 _END, _SUBMIT, _CALL = "end", "submit", "call"
 
 
@@ -450,36 +454,35 @@ class BatsimEngine:
     def _jobs_columns(self) -> dict[str, list]:
         """One row per job, in the order Batsim writes them; rejected jobs have no times (NaN)."""
         sims = self.rows
-        jobs = [sim.job for sim in sims]
-        ran = [sim.state != REJECTED for sim in sims]
-        start = [sim.start for sim in sims]  # NaN for a job that never started
+        if not sims:
+            return {name: [] for name in JOBS_COLUMNS}
+        jobs, states, start, ends, masks, metadata = map(list, zip(*map(_SIM_FIELDS, sims)))  # start NaN if never
+        ids, submission, res, walltimes, profiles = map(list, zip(*map(_JOB_FIELDS, jobs)))
+        ran = [state != REJECTED for state in states]
         # Batsim records a null runtime as 1e-5
-        runtime = [max(sim.finish - sim.start, 1e-5) if r else math.nan for sim, r in zip(sims, ran)]
-        submission = [job.subtime for job in jobs]
+        runtime = [max(end - begin, 1e-5) if r else math.nan for begin, end, r in zip(start, ends, ran)]
         finish = [s + r for s, r in zip(start, runtime)]
         turnaround = [f - s for f, s in zip(finish, submission)]
-        intervals: dict[int, str] = {}  # allocations repeat: each is written out once
-        for mask in {sim.mask for sim in sims}:
-            intervals[mask] = to_interval_string(mask)
-        names = [job.id.partition("!") for job in jobs]  # (workload, "!", id)
+        intervals = {mask: to_interval_string(mask) for mask in set(masks)}  # allocations repeat: each written once
+        names = [job_id.partition("!") for job_id in ids]  # (workload, "!", id)
         return {
             "job_id": [name[2] for name in names],
             "workload_name": [name[0] for name in names],
-            "profile": [job.profile for job in jobs],
+            "profile": profiles,
             "submission_time": submission,
-            "requested_number_of_resources": [job.res for job in jobs],
-            "requested_time": [job.walltime for job in jobs],
-            "success": [int(sim.state == SUCCESS) for sim in sims],
-            "final_state": [sim.state for sim in sims],
+            "requested_number_of_resources": res,
+            "requested_time": walltimes,
+            "success": [int(state == SUCCESS) for state in states],
+            "final_state": states,
             "starting_time": start,
             "execution_time": runtime,
             "finish_time": finish,
             "waiting_time": [s - t for s, t in zip(start, submission)],
             "turnaround_time": turnaround,
             "stretch": [t / r for t, r in zip(turnaround, runtime)],
-            "allocated_resources": [intervals[sim.mask] if r else "" for sim, r in zip(sims, ran)],
+            "allocated_resources": [intervals[mask] if r else "" for mask, r in zip(masks, ran)],
             "consumed_energy": [-1.0] * len(sims),
-            "metadata": [sim.metadata for sim in sims],
+            "metadata": metadata,
         }
 
 
