@@ -12,8 +12,8 @@ from pathlib import Path
 from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
+from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError
-from scheduler.sim.engine import cyclic_gc_paused
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload

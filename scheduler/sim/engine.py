@@ -30,16 +30,14 @@ the job, where real Batsim would abort.
 
 from __future__ import annotations
 
-import gc
 import math
 import time
 from heapq import heappop, heappush
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import starmap
 from operator import attrgetter
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scheduler.core.events import (
     KILLED,
@@ -66,6 +64,7 @@ from scheduler.core.events import (
 )
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
+from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
 from scheduler.values import is_missing
 from scheduler.sim.output import JOBS_COLUMNS
@@ -494,21 +493,3 @@ def _first_duplicate(values: list) -> object:
             return value
         seen.add(value)
     return None
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (reference counting still frees what is no longer used).
-
-    A simulation makes a few objects per job (the job, its events and decisions, its queue and profile
-    entries) that mostly live until the end of the run; the collector scans them again and again,
-    which costs about a tenth of the run, and finds next to nothing to free (a classifier run leaves
-    about a thousand cycles, collected when it ends).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
