@@ -21,6 +21,7 @@ import zmq
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins, SimulationEnds
+from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.decision import DecisionCore
 from scheduler.errors import ProtocolError, SchedulerError
 
@@ -82,7 +83,8 @@ class DecisionServer:
             raise ProtocolError(f"cannot bind {self.endpoint}: {exc}") from None
         log.info("listening on %s", self.endpoint)
         try:
-            return self.serve(socket)
+            with cyclic_gc_paused():  # the decision core keeps what it is told of every job, as a simulation
+                return self.serve(socket)
         finally:
             socket.close()
 

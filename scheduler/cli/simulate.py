@@ -12,6 +12,7 @@ from pathlib import Path
 from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
 from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
+from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError
 from scheduler.sim.results import run_summary, write_results
 from scheduler.sim.simulate import simulate
@@ -49,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with cyclic_gc_paused():  # the workload and each run's objects are kept until the command ends
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     variants = variant_names(args.variant)
     if args.save_model and len(variants) > 1:
         raise ConfigError("--save-model saves the classifier of one run: give a single --variant")

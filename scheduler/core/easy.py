@@ -58,16 +58,17 @@ class EasyBackfilling(Algorithm):
 
     def _start_heads(self, now: float, started: list[Execute]) -> Job | None:
         """Start queue heads while they fit now; reserve for the first that does not."""
-        head = self.queue.head(now)
+        queue, profile = self.queue, self.profile
+        head = queue.head(now)
         while head is not None:
-            duration = self.estimate(head)
-            fit = self.profile.first_fit(head.res, duration, now)
+            duration = queue.estimate(head)  # what self.estimate gives, kept by the queue (see _full_pass)
+            fit = profile.first_fit(head.res, duration, now)
             if not fit.now:
-                self.profile.reserve(head.id, fit, head.res, duration)
+                profile.reserve(head.id, fit, head.res, duration)
                 self.priority = head
                 return head
             self._start(head, fit.mask, duration, now, started)
-            head = self.queue.head(now)
+            head = queue.head(now)
         self.priority = None
         return None
 
@@ -86,6 +87,8 @@ class EasyBackfilling(Algorithm):
         # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
         # machines free only shrink during the pass
         ordered = self.queue.ordered_within(now, profile.nb_free)
+        if not ordered:
+            return
         if self.backfill_order is not None:
             key = self.backfill_order.key
             ordered.sort(key=lambda job: key(job, estimate(job), now))
@@ -103,14 +106,15 @@ class EasyBackfilling(Algorithm):
                     outside = profile.free_outside_reservation()
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
-        available = self.profile.nb_free
+        queue, profile = self.queue, self.profile
+        available = profile.nb_free
         for job in arrived:
             if available <= 0:
                 break
-            if job is self.priority or job.res > available or job not in self.queue:
+            if job is self.priority or job.res > available or job not in queue:
                 continue
-            duration = self.estimate(job)
-            mask = self.profile.fits_now(job.res, duration, now)
+            duration = queue.estimate(job)
+            mask = profile.fits_now(job.res, duration, now)
             if mask is not None:
                 self._start(job, mask, duration, now, started)
                 available -= job.res

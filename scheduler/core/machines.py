@@ -57,8 +57,17 @@ def to_procset(mask: int) -> ProcSet:
 
 
 def to_interval_string(mask: int) -> str:
-    """Batsim's interval-set string of ``mask`` (what ``str(to_procset(mask))`` gives), fast."""
-    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs(mask))
+    """Batsim's interval-set string of ``mask`` (what ``str(to_procset(mask))`` gives), fast: the runs of
+    :func:`runs` written as they are found."""
+    parts = []
+    while mask:
+        low_bit = mask & -mask
+        first = low_bit.bit_length() - 1
+        carry = mask + low_bit
+        last = (carry & -carry).bit_length() - 2
+        parts.append(str(first) if first == last else f"{first}-{last}")
+        mask &= carry
+    return " ".join(parts)
 
 
 def from_interval_string(text: str) -> int:

@@ -124,6 +124,8 @@ class AvailabilityProfile:
         if mask is not None:
             return Fit(now, mask, True)
         resv = self.reservation
+        if resv is None:
+            return self._fit_after_ends(res, now)
         # The slices after the first one start at each distinct expected end of a running
         # job (``now`` for one whose completion is not reported yet) and at the reservation's
         # bounds. Counts decide where the job fits; masks are only built for that slice.
@@ -150,3 +152,23 @@ class AvailabilityProfile:
             if candidate.bit_count() >= res:
                 return Fit(start, lowest(candidate, res), False)
         raise AssertionError("unreachable: every machine is free after the last end")
+
+    def _fit_after_ends(self, res: int, now: float) -> Fit:
+        """:meth:`first_fit` without a reservation, for a job that does not fit now: it starts at the first
+        expected end (``now`` for one already past) by which enough machines are free, on the lowest of the
+        machines free then."""
+        holdings = sorted(self.running.values(), key=_expected_end)
+        count = self.nb_free
+        for holding in holdings:
+            count += holding.res
+            if count >= res:
+                break
+        else:
+            raise AssertionError("unreachable: every machine is free after the last end")
+        start = holding.end if holding.end > now else now
+        available = self.free_mask
+        for holding in holdings:  # every job ended by then, those ending at that same time too
+            if holding.end > start:
+                break
+            available |= holding.mask
+        return Fit(start, lowest(available, res), False)

@@ -108,7 +108,7 @@ class JobQueue:
 
     def ordered_within(self, now: float, width: int) -> list[Job]:
         """:meth:`ordered`, less the jobs that need more than ``width`` processors."""
-        if self.policy.dynamic or self._starving(now, limit=1):
+        if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return [job for job in self.ordered(now) if job.res <= width]
         jobs = self._jobs
         narrow = compress(self._entries, map(width.__ge__, self._widths))  # width >= each job's res, in C

@@ -30,14 +30,14 @@ the job, where real Batsim would abort.
 
 from __future__ import annotations
 
-import gc
-import heapq
 import math
-from contextlib import contextmanager
+import time
+from heapq import heappop, heappush
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import starmap
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from operator import attrgetter
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scheduler.core.events import (
     KILLED,
@@ -64,6 +64,7 @@ from scheduler.core.events import (
 )
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
+from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
 from scheduler.values import is_missing
 from scheduler.sim.output import JOBS_COLUMNS
@@ -85,6 +86,9 @@ class TimedReply:
 DecideFunction = Callable[[float, Sequence[Event]], "Sequence[Decision] | TimedReply"]
 
 _RUNNING = "RUNNING"
+#: What :meth:`BatsimEngine._jobs_columns` reads of each job record, and of each job.
+_SIM_FIELDS = attrgetter("job", "state", "start", "finish", "mask", "metadata")
+_JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
 _END, _SUBMIT, _CALL = "end", "submit", "call"
 
 
@@ -126,7 +130,7 @@ class SimulationResult:
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
-    scheduling_time: float = 0.0  # wall-clock seconds the decision process took
+    scheduling_time: float = 0.0  # wall-clock seconds the decision process took (its replies, waited for)
 
     @cached_property
     def jobs(self) -> pd.DataFrame:
@@ -156,7 +160,8 @@ class BatsimEngine:
         self._registration_finished = False
         self._registered_profiles: dict[tuple[str, str], float] = {}
         self._collected_profiles: set[tuple[str, str]] = set()
-        self._load_static_jobs()
+        with cyclic_gc_paused():  # a few objects per job, all kept: the collector would scan them in vain
+            self._load_static_jobs()
 
     # --- set-up --------------------------------------------------------------------
 
@@ -164,28 +169,29 @@ class BatsimEngine:
         """The workload's jobs, built column by column (a job per row, its extra fields but the missing ones)."""
         workload = self.workload
         ids = [f"{workload.name}!{job_id}" for job_id in workload.column("id")]
+        if len(set(ids)) < len(ids):
+            local_id = _first_duplicate(workload.column("id"))
+            raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
         subtimes = list(map(float, workload.column("subtime")))
         profiles = list(map(str, workload.column("profile")))
+        runtimes = list(map(float, workload.column("runtime")))
         fields: list[dict] = [{} for _ in ids]
         for name in workload.extra_columns:
             for job_fields, value in zip(fields, workload.column(name)):
                 if not is_missing(value):
                     job_fields[name] = value
-        rows = zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
-                   profiles, map(float, workload.column("runtime")), fields)
-        for job in starmap(Job, rows):
-            if job.id in self.jobs:
-                local_id = job.id[len(workload.name) + 1:]
-                raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
-            self.jobs[job.id] = _SimJob(job, job.runtime)
-        self._static = [self.jobs[job_id] for _, job_id in sorted(zip(subtimes, ids))]
+        jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
+                                profiles, runtimes, fields))
+        sims = list(map(_SimJob, jobs, runtimes))
+        self.jobs = dict(zip(ids, sims))
+        self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
         self._static_profiles = set(profiles)
         if self._static:
             self._arm(self._static[0].job.subtime, _SUBMIT, None)
 
-    def _arm(self, time: float, kind: str, payload: object) -> None:
+    def _arm(self, due: float, kind: str, payload: object) -> None:
         self._armed += 1
-        heapq.heappush(self._timers, (time, self._armed, kind, payload))
+        heappush(self._timers, (due, self._armed, kind, payload))
 
     # --- main loop -----------------------------------------------------------------
 
@@ -204,20 +210,28 @@ class BatsimEngine:
             "sched-config": self.options.sched_config,
             "forward-unknown-events": False,
         }
+        clock = time.perf_counter
+        started = clock()
         now = self._reply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
-        messages = 1
+        deciding = clock() - started  # the seconds spent waiting for decide
+        messages, rows, next_message, reply = 1, self.rows, self._next_message, self._reply
         while True:
-            events, now = self._next_message(now)
+            events, now = next_message(now)
             if not events:
                 break
-            written = len(self.rows)
-            now = self._reply(now, decide(now, events))
+            written = len(rows)
+            started = clock()
+            decisions = decide(now, events)
+            deciding += clock() - started
+            now = reply(now, decisions)
             messages += 1
-            if progress is not None and len(self.rows) > written:
-                progress(len(self.rows) - written)
+            if progress is not None and len(rows) > written:
+                progress(len(rows) - written)
+        started = clock()
         decide(now, [SimulationEnds(now)])
+        deciding += clock() - started
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", _RUNNING)]
-        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished)
+        return SimulationResult(self._jobs_columns(), self.nb_machines, now, messages + 1, unfinished, deciding)
 
     def _next_message(self, now: float) -> tuple[list[Event], float]:
         """The events of the next Batsim message and its time; no events once the simulation ends."""
@@ -226,11 +240,12 @@ class BatsimEngine:
             return held, now
         if self._next_wave:
             return self._second_wave(now), now
-        while self._timers:
-            time = self._timers[0][0]
-            events = self._fire(time)
+        timers = self._timers
+        while timers:
+            due = timers[0][0]
+            events = self._fire(due)
             if events:
-                return events, time
+                return events, due
         if self.options.enable_dynamic_jobs and not self._registration_finished:
             raise SimulationError("dynamic jobs are enabled but the scheduler never sent NOTIFY "
                                   "registration_finished: Batsim would wait forever")
@@ -240,21 +255,22 @@ class BatsimEngine:
         wave, self._next_wave = self._next_wave, []
         return [event for produce in wave for event in produce(now)]
 
-    def _fire(self, time: float) -> list[Event]:
-        """Every timer due at ``time``: their effects, and the events they produce, in arming order."""
+    def _fire(self, now: float) -> list[Event]:
+        """Every timer due at ``now``: their effects, and the events they produce, in arming order."""
         events: list[Event] = []
-        while self._timers and self._timers[0][0] == time:
-            _, _, kind, payload = heapq.heappop(self._timers)
+        timers = self._timers
+        while timers and timers[0][0] == now:
+            _, _, kind, payload = heappop(timers)
             if kind == _END:
                 sim, state = payload
                 if sim.state == _RUNNING:  # else it was killed before
-                    self._finish(sim, time, state)
-                    events.append(JobCompleted(time, sim.job.id, state))
+                    self._finish(sim, now, state)
+                    events.append(JobCompleted(now, sim.job.id, state))
             elif kind == _SUBMIT:
-                events.extend(self._submit_static_group(time))
+                self._submit_static_group(now, events)
             else:
                 self._calls_pending -= 1
-                events.append(RequestedCall(time))
+                events.append(RequestedCall(now))
         return events
 
     def _reply(self, now: float, reply: Sequence[Decision] | TimedReply) -> float:
@@ -278,24 +294,26 @@ class BatsimEngine:
         if self._next_wave:
             self._held += self._second_wave(now)
         while self._timers and self._timers[0][0] <= until:
-            time = self._timers[0][0]
-            self._held += self._fire(time)
+            due = self._timers[0][0]
+            self._held += self._fire(due)
             if self._next_wave:
-                self._held += self._second_wave(time)
+                self._held += self._second_wave(due)
 
-    def _submit_static_group(self, time: float) -> list[Event]:
-        events = []
-        while self._static_next < len(self._static):
-            sim = self._static[self._static_next]
-            if sim.job.subtime > time:
-                self._arm(sim.job.subtime, _SUBMIT, None)
+    def _submit_static_group(self, now: float, events: list[Event]) -> None:
+        """Submit the static jobs due by ``now`` (their events added to ``events``); arm the next group."""
+        static, index = self._static, self._static_next
+        while index < len(static):
+            sim = static[index]
+            job = sim.job
+            if job.subtime > now:
+                self._arm(job.subtime, _SUBMIT, None)
                 break
             sim.submitted = True
-            events.append(JobSubmitted(time, sim.job))
-            self._static_next += 1
+            events.append(JobSubmitted(now, job))
+            index += 1
         else:
             self._next_wave.append(lambda now: [NoMoreStaticJobs(now)])
-        return events
+        self._static_next = index
 
     # --- decisions -----------------------------------------------------------------
 
@@ -333,7 +351,7 @@ class BatsimEngine:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, now: float, decision: Execute) -> None:
-        sim = self._known(decision.job_id, "EXECUTE_JOB")
+        sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
@@ -435,52 +453,43 @@ class BatsimEngine:
     def _jobs_columns(self) -> dict[str, list]:
         """One row per job, in the order Batsim writes them; rejected jobs have no times (NaN)."""
         sims = self.rows
-        jobs = [sim.job for sim in sims]
-        ran = [sim.state != REJECTED for sim in sims]
-        start = [sim.start for sim in sims]  # NaN for a job that never started
+        if not sims:
+            return {name: [] for name in JOBS_COLUMNS}
+        jobs, states, start, ends, masks, metadata = map(list, zip(*map(_SIM_FIELDS, sims)))  # start NaN if never
+        ids, submission, res, walltimes, profiles = map(list, zip(*map(_JOB_FIELDS, jobs)))
+        ran = [state != REJECTED for state in states]
         # Batsim records a null runtime as 1e-5
-        runtime = [max(sim.finish - sim.start, 1e-5) if r else math.nan for sim, r in zip(sims, ran)]
-        submission = [job.subtime for job in jobs]
+        runtime = [max(end - begin, 1e-5) if r else math.nan for begin, end, r in zip(start, ends, ran)]
         finish = [s + r for s, r in zip(start, runtime)]
         turnaround = [f - s for f, s in zip(finish, submission)]
-        intervals: dict[int, str] = {}  # allocations repeat: each is written out once
-        for mask in {sim.mask for sim in sims}:
-            intervals[mask] = to_interval_string(mask)
-        names = [job.id.partition("!") for job in jobs]  # (workload, "!", id)
+        intervals = {mask: to_interval_string(mask) for mask in set(masks)}  # allocations repeat: each written once
+        names = [job_id.partition("!") for job_id in ids]  # (workload, "!", id)
         return {
             "job_id": [name[2] for name in names],
             "workload_name": [name[0] for name in names],
-            "profile": [job.profile for job in jobs],
+            "profile": profiles,
             "submission_time": submission,
-            "requested_number_of_resources": [job.res for job in jobs],
-            "requested_time": [job.walltime for job in jobs],
-            "success": [int(sim.state == SUCCESS) for sim in sims],
-            "final_state": [sim.state for sim in sims],
+            "requested_number_of_resources": res,
+            "requested_time": walltimes,
+            "success": [int(state == SUCCESS) for state in states],
+            "final_state": states,
             "starting_time": start,
             "execution_time": runtime,
             "finish_time": finish,
             "waiting_time": [s - t for s, t in zip(start, submission)],
             "turnaround_time": turnaround,
             "stretch": [t / r for t, r in zip(turnaround, runtime)],
-            "allocated_resources": [intervals[sim.mask] if r else "" for sim, r in zip(sims, ran)],
+            "allocated_resources": [intervals[mask] if r else "" for mask, r in zip(masks, ran)],
             "consumed_energy": [-1.0] * len(sims),
-            "metadata": [sim.metadata for sim in sims],
+            "metadata": metadata,
         }
 
 
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector (reference counting still frees what is no longer used).
-
-    A simulation makes a few objects per job (the job, its events and decisions, its queue and profile
-    entries) that mostly live until the end of the run; the collector scans them again and again,
-    which costs about a tenth of the run, and finds next to nothing to free (a classifier run leaves
-    about a thousand cycles, collected when it ends).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def _first_duplicate(values: list) -> object:
+    """The first value that comes again."""
+    seen = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None

@@ -75,21 +75,23 @@ def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
     if missing:
         raise ValueError(f"cannot write {path}: the jobs table lacks column(s) {', '.join(missing)}")
     states = text_values(jobs["final_state"])
-    rejected = [state == REJECTED for state in states]
+    rejected = [state == REJECTED for state in states] if REJECTED in states else None
     workloads = text_values(jobs["workload_name"])
     job_ids = text_values(jobs["job_id"])
     if any("!" in job_id for job_id in job_ids):
         job_ids = [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(job_ids, workloads)]
+    allocations = column(jobs, "allocated_resources")
     columns: dict[str, list[str]] = {
         "job_id": job_ids,
         "workload_name": workloads,
         "profile": text_values(jobs["profile"]),
         "final_state": states,
-        "allocated_resources": [_interval_string(v) for v in column(jobs, "allocated_resources")],
+        "allocated_resources": allocations if _all_text(allocations) else list(map(_interval_string, allocations)),
         "metadata": [f'"{m}"' for m in text_values(jobs["metadata"])],
     }
     for name in _INT_COLUMNS:
-        columns[name] = list(map(str, numbers(jobs, name, np.int64).tolist()))
+        values = column(jobs, name)
+        columns[name] = list(map(str, values if _all_int(values) else numbers(jobs, name, np.int64).tolist()))
     for name in _FLOAT_COLUMNS:
         values = numbers(jobs, name)
         if name == "stretch" and np.isnan(values).any():  # as Batsim: turnaround / execution, even if 0
@@ -97,7 +99,7 @@ def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
                 ratio = numbers(jobs, "turnaround_time") / numbers(jobs, "execution_time")
             values = np.where(np.isnan(values), ratio, values)
         text = _format_floats(values)
-        if name in _BLANK_IF_REJECTED and any(rejected):
+        if name in _BLANK_IF_REJECTED and rejected is not None:
             text = ["" if r else v for v, r in zip(text, rejected)]
         columns[name] = text
     lines = [",".join(JOBS_COLUMNS)]
@@ -244,7 +246,7 @@ def text_values(values: Sequence | pd.Series) -> list[str]:
     """A column (a list, or a Series) as a list of strings, ``""`` for missing values (a float Series'
     integral values without ``.0``)."""
     if isinstance(values, list):
-        if set(map(type, values)) <= {str}:  # the engine's text columns
+        if _all_text(values):  # the engine's text columns
             return values
         return ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in values]
     import pandas as pd  # a Series: pandas is there
@@ -254,10 +256,20 @@ def text_values(values: Sequence | pd.Series) -> list[str]:
     return ["" if v is None or v is pd.NA or v != v else str(v) for v in values.tolist()]
 
 
+def _all_text(values: list) -> bool:
+    """Whether every value of a column is a ``str`` (as the engine's text columns are)."""
+    return set(map(type, values)) <= {str}
+
+
+def _all_int(values: list) -> bool:
+    """Whether every value of a column is a plain ``int`` (as the engine's count columns are)."""
+    return set(map(type, values)) <= {int}
+
+
 def _format_floats(values: np.ndarray) -> list[str]:
     """C's ``%f`` of each value (``-nan`` for NaN, as Batsim on x86 glibc)."""
-    if _whole(values).all():  # the usual time column: "%d.000000" is the same text, twice as fast
-        return list(map("%d.000000".__mod__, values.astype(np.int64).tolist()))
+    if _whole(values).all():  # the usual time column: the integer and ".000000" are the same text, faster
+        return [f"{number}.000000" for number in values.astype(np.int64).tolist()]
     text = list(map("%.6f".__mod__, values.tolist()))
     if np.isnan(values).any():  # x86 glibc prints the default NaN (e.g. 0/0) as "-nan"
         text = ["-nan" if t == "nan" else t for t in text]

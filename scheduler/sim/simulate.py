@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 from scheduler.config import SchedulerConfig
-from scheduler.core.events import Decision, Event
 from scheduler.decision import DecisionCore
 from scheduler.errors import SimulationError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions, SimulationResult
@@ -33,28 +31,11 @@ def simulate(
         # the safeguard resubmits killed jobs, which needs Batsim's dynamic jobs
         options = replace(options or SimulationOptions(), enable_dynamic_jobs=True, enable_profile_reuse=True)
     core = DecisionCore(config)
-    decide = TimedDecisions(core.decide)
-    result = BatsimEngine(workload, nb_machines, options).run(decide, progress)
-    result.scheduling_time = decide.seconds
+    result = BatsimEngine(workload, nb_machines, options).run(core.decide, progress)
     if result.unfinished:
         shown = ", ".join(result.unfinished[:5])
         raise SimulationError(f"{len(result.unfinished)} job(s) never finished (first: {shown})")
     return result, core
-
-
-class TimedDecisions:
-    """Wraps a decision function and adds up the wall-clock seconds spent in it."""
-
-    def __init__(self, decide: Callable[[float, Sequence[Event]], Sequence[Decision]]) -> None:
-        self.decide = decide
-        self.seconds = 0.0
-
-    def __call__(self, now: float, events: Sequence[Event]) -> Sequence[Decision]:
-        started = time.perf_counter()
-        try:
-            return self.decide(now, events)
-        finally:
-            self.seconds += time.perf_counter() - started
 
 
 def workload_timezone(workload: Workload) -> str | float | None:
