@@ -169,6 +169,7 @@ class FeatureEncoder:
         self.categories = tuple(categories)
         self.names = feature_names(self.categories)
         self.n_static = len(STATIC_FEATURES)
+        self._traits = [CATEGORIES.index(c) for c in self.categories]  # each category's trait
         self.users: dict = {}         # user value -> user code
         self.user_values: list = []   # user code -> user value
 
@@ -185,11 +186,11 @@ class FeatureEncoder:
         seconds, is_unix = submission_instant(job)
         temporal = temporal_features(seconds, is_unix, self.tz)
         walltime = float(job.walltime) if job.walltime > 0 else -1.0
-        static = [walltime, float(job.res), float(requested_procs(job)), *map(float, temporal)]
+        res = float(job.res)
+        static = [walltime, res, float(requested_procs(job)), *map(float, temporal)]
         user = self.user_code(job)
-        traits = {"user_reqtime": walltime, "user_procs": float(job.res),
-                  "user_day": float(temporal[1]), "user": 0.0}
-        return static, [(user, traits[c]) for c in self.categories]
+        traits = (walltime, res, float(temporal[1]), 0.0)  # in the order of CATEGORIES
+        return static, [(user, traits[t]) for t in self._traits]
 
 
 class CategoryCodes:
