@@ -50,6 +50,9 @@ QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed",
 
 log = logging.getLogger(__name__)
 
+#: The metadata a classified job is tagged with, by class.
+_CLASS_METADATA = {job_class: f"class={job_class.value}" for job_class in JobClass}
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -201,7 +204,7 @@ class DecisionCore:
             if job_class is not JobClass.LARGE:
                 self.small[job.id] = self.classifier.divider_at(now)
                 self.small_waiting.add(job.id)
-            decisions.append(SetMetadata(job.id, f"class={job_class.value}"))
+            decisions.append(SetMetadata(job.id, _CLASS_METADATA[job_class]))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)

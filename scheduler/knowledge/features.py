@@ -169,6 +169,7 @@ class FeatureEncoder:
         self.categories = tuple(categories)
         self.names = feature_names(self.categories)
         self.n_static = len(STATIC_FEATURES)
+        self._traits = [CATEGORIES.index(c) for c in self.categories]  # each category's trait
         self.users: dict = {}         # user value -> user code
         self.user_values: list = []   # user code -> user value
 
@@ -185,11 +186,11 @@ class FeatureEncoder:
         seconds, is_unix = submission_instant(job)
         temporal = temporal_features(seconds, is_unix, self.tz)
         walltime = float(job.walltime) if job.walltime > 0 else -1.0
-        static = [walltime, float(job.res), float(requested_procs(job)), *map(float, temporal)]
+        res = float(job.res)
+        static = [walltime, res, float(requested_procs(job)), *map(float, temporal)]
         user = self.user_code(job)
-        traits = {"user_reqtime": walltime, "user_procs": float(job.res),
-                  "user_day": float(temporal[1]), "user": 0.0}
-        return static, [(user, traits[c]) for c in self.categories]
+        traits = (walltime, res, float(temporal[1]), 0.0)  # in the order of CATEGORIES
+        return static, [(user, traits[t]) for t in self._traits]
 
 
 class CategoryCodes:
@@ -313,27 +314,42 @@ class CompletionLog:
             self.nsmall[c] = np.bincount(codes[small], minlength=len(self.last[c])).tolist()
 
     def small_counts(self, c: int, small: np.ndarray, entries: np.ndarray) -> np.ndarray:
-        """For each of ``entries``, the small completions of its category ``c`` up to and including it
-        (``small``: each entry's class).
+        """For each of ``entries`` (log entries; -1: none, counted 0), the small completions of its category
+        ``c`` up to and including it. ``small`` is each entry's class under the log's divider.
 
-        A cumulative sum grouped by category, in O(n): the entries laid out category after category
-        (a category's block starts after the blocks of the lower codes; an entry's place in it is its
-        rank), summed cumulatively, minus the sum before its block.
+        A cumulative sum grouped by category over the entries from the oldest of ``entries`` on only (the
+        completions before it are the live small count, :attr:`nsmall`, less those after): the entries laid
+        out category after category (a category's block starts after the blocks of the lower codes; an
+        entry's place in it is its rank less the category's completions before the window), summed
+        cumulatively, minus the sum before its block.
         """
-        codes, rank = np.array(self.codes[c]), np.array(self.rank[c])
-        sizes = np.bincount(codes)
+        entries = np.asarray(entries, dtype=np.int64)
+        counts = np.zeros(len(entries), dtype=np.int64)
+        seen = entries >= 0
+        if not seen.any():
+            return counts
+        first = int(entries[seen].min())
+        codes, rank = np.array(self.codes[c][first:]), np.array(self.rank[c][first:])
+        last = np.array(self.last[c], dtype=np.int64)
+        sizes = np.bincount(codes, minlength=len(last))  # each category's entries in the window
+        before = np.where(last >= 0, np.array(self.rank[c])[last], 0) - sizes  # and before it
         start = np.cumsum(sizes) - sizes
-        position = start[codes] + rank - 1
+        position = start[codes] + rank - before[codes] - 1
         laid_out = np.zeros(len(codes), dtype=bool)
-        laid_out[position] = small
+        laid_out[position] = small[first:]
         total = np.zeros(len(codes) + 1, dtype=np.int64)
         np.cumsum(laid_out, out=total[1:])
-        return total[position[entries] + 1] - total[start[codes[entries]]]
+        small_before = np.array(self.nsmall[c], dtype=np.int64) - (total[start + sizes] - total[start])
+        window = entries[seen] - first
+        code = codes[window]
+        counts[seen] = small_before[code] + total[position[window] + 1] - total[start[code]]
+        return counts
 
     def features(self, anchors: np.ndarray) -> np.ndarray:
         """History features for anchors ``(n, k)`` (log entries, -1 = none) under the current divider.
 
-        Returns ``(n, k * len(HISTORY_STATS))`` float64, category by category.
+        Returns ``(n, k * len(HISTORY_STATS))`` float64, category by category. The arrays indexed by entry
+        get one more element, read by entry -1: no class (-1), no previous entry, no completion.
         """
         anchors = np.asarray(anchors, dtype=np.int64).reshape(-1, self.k)
         out = np.empty((len(anchors), self.k, len(HISTORY_STATS)), dtype=np.float64)
@@ -341,18 +357,15 @@ class CompletionLog:
             out[:] = _NO_HISTORY[: len(HISTORY_STATS)]
             return out.reshape(len(anchors), -1)
         small = np.array(self.runtime) < self.divider
+        classes = np.append(small.astype(np.float64), -1.0)
         for c in range(self.k):
-            prev, rank = np.array(self.prev[c]), np.array(self.rank[c])
             entry = anchors[:, c]
-            seen = entry >= 0
-            safe = np.where(seen, entry, 0)
-            count = np.where(seen, rank[safe], 0)
-            nsmall = np.where(seen, self.small_counts(c, small, safe), 0)
+            prev = np.append(np.array(self.prev[c]), -1)
             for lag in range(N_LAGS):
-                out[:, c, lag] = np.where(seen, small[safe], -1)
-                entry = np.where(seen, prev[safe], -1)
-                seen = entry >= 0
-                safe = np.where(seen, entry, 0)
+                out[:, c, lag] = classes[entry]
+                entry = prev[entry]
+            count = np.append(np.array(self.rank[c]), 0)[anchors[:, c]]
+            nsmall = self.small_counts(c, small, anchors[:, c])
             out[:, c, N_LAGS] = np.where(count > 0, nsmall / np.maximum(count, 1), -1.0)
             out[:, c, N_LAGS + 1] = count
         return out.reshape(len(anchors), -1)
