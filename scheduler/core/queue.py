@@ -120,8 +120,13 @@ class JobQueue:
             return None
         if self.starvation_threshold is not None:  # the common case skips the call
             starving = self._starving(now, limit=1)
-            if starving:
-                return starving[0] if self.starvation_scope == "all" else self.ordered(now)[0]
+            if starving and self.starvation_scope == "all":
+                return starving[0]
+            if starving and not self.policy.dynamic:  # the oldest starving job of the first rank, if any
+                first_rank, rank_estimate = self._entries[0][0], self._rank_estimate
+                for job in self._starving(now):
+                    if rank_estimate[job.id][0] == first_rank:
+                        return job
         if self.policy.dynamic:
             return self.ordered(now)[0]
         return self._jobs[self._entries[0][2]]

@@ -479,9 +479,7 @@ class JobClassifier:
     def completed(self, job: Job, runtime: float, now: float) -> None:
         """Tell the classifier that ``job`` finished after running ``runtime`` seconds."""
         self._advance(now)
-        valid = 0.0 <= runtime < math.inf if runtime.__class__ is float else is_number(runtime) and (
-            math.isfinite(runtime) and runtime >= 0)
-        if not valid:
+        if not (is_number(runtime) and math.isfinite(runtime) and runtime >= 0):
             raise ClassifierError(f"classifier: job {job.id} completed with an invalid runtime {runtime!r}")
         jobs = self._jobs
         row = jobs.rows.get(job.id)
