@@ -1,6 +1,9 @@
-"""Our EASY-FCFS against real Batsim 4.2.1 + batsched ``easy_bf`` on the full KTH-SP2 trace."""
+"""Our algorithms against real Batsim 4.2.1 + batsched 1.4.0 on the full KTH-SP2 trace: one test per
+batsched algorithm and queue order of ``../shared/reference-schedules/KTH-SP2``, job for job (start,
+finish, final state, machines)."""
 
 import gzip
+import re
 
 import pandas as pd
 import pytest
@@ -14,25 +17,38 @@ from scheduler.workloads import load_workload
 from tests.helpers import SHARED
 
 REFERENCE = SHARED / "reference-schedules" / "KTH-SP2"
+#: batsched's algorithms, longest first (their names share prefixes).
+BATSCHED_ALGORITHMS = ("conservative_bf", "easy_bf_fast", "fcfs_fast", "easy_bf", "filler", "fcfs")
 
-pytestmark = pytest.mark.skipif(not REFERENCE.is_dir(), reason="../shared/reference-schedules is not here")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not REFERENCE.is_dir(), reason="../shared/reference-schedules is not here")]
+
+
+def reference_runs() -> list[tuple[str, str, str]]:
+    """(algorithm, order, file) of every reference run; a file without an order ran FCFS."""
+    runs = []
+    for path in sorted(REFERENCE.glob("batsched_*_jobs.csv.gz")) if REFERENCE.is_dir() else []:
+        name = re.fullmatch(r"batsched_(.+)_jobs\.csv\.gz", path.name).group(1)
+        algorithm = next(a for a in BATSCHED_ALGORITHMS if name == a or name.startswith(a + "_"))
+        runs.append((algorithm, name[len(algorithm) + 1:] or "fcfs", path.name))
+    return runs
+
+
+RUNS = reference_runs()
 
 
 @pytest.fixture(scope="module")
-def ours():
-    workload = load_workload(REFERENCE / "workload.json.gz")
-    nb_machines = read_platform(REFERENCE / "platform.xml").nb_compute_hosts
-    result, _ = simulate(workload, SchedulerConfig(policy="fcfs"), nb_machines)
+def kth():
+    return load_workload(REFERENCE / "workload.json.gz"), read_platform(REFERENCE / "platform.xml").nb_compute_hosts
+
+
+def run(kth, algorithm: str, order: str) -> pd.DataFrame:
+    workload, nb_machines = kth
+    result, _ = simulate(workload, SchedulerConfig(algorithm=algorithm, policy=order), nb_machines)
     return result.jobs
 
 
-@pytest.fixture(scope="module")
-def runs(ours):
-    reference = pd.read_csv(REFERENCE / "batsched_easy_bf_jobs.csv.gz", dtype={"job_id": str})
-    return ours.merge(reference, on="job_id", suffixes=("", "_ref"), validate="one_to_one")
-
-
-def first_difference(merged, column):
+def first_difference(merged: pd.DataFrame, column: str) -> str | None:
     different = merged[merged[column] != merged[f"{column}_ref"]].sort_values("starting_time_ref")
     if different.empty:
         return None
@@ -40,24 +56,25 @@ def first_difference(merged, column):
     return f"{len(different)} jobs differ; first: job {row.job_id}: ours {row[column]!r}, batsched {row[column + '_ref']!r}"
 
 
-def test_every_job_is_in_both_schedules(runs):
-    assert len(runs) == 28467
+def test_every_reference_run_is_covered():
+    assert len(RUNS) == 14 or not REFERENCE.is_dir()
 
 
-def test_starting_times_match_batsched_for_every_job(runs):
-    assert first_difference(runs, "starting_time") is None
+@pytest.mark.parametrize("algorithm, order, file", RUNS, ids=[f"{a}-{o}" for a, o, _ in RUNS])
+def test_same_schedule_as_batsched(kth, algorithm, order, file):
+    reference = pd.read_csv(REFERENCE / file, dtype={"job_id": str})
+    merged = run(kth, algorithm, order).merge(reference, on="job_id", suffixes=("", "_ref"), validate="one_to_one")
+    assert len(merged) == len(reference) == 28467
+    for column in ("starting_time", "finish_time", "final_state", "allocated_resources"):
+        assert first_difference(merged, column) is None, column
 
 
-def test_final_states_match_including_strict_walltime_kills(runs):
-    assert first_difference(runs, "final_state") is None
-    assert (runs.final_state == "COMPLETED_WALLTIME_REACHED").sum() == 513
+def test_strict_walltime_kills(kth):
+    jobs = run(kth, "easy_bf", "fcfs")
+    assert (jobs.final_state == "COMPLETED_WALLTIME_REACHED").sum() == 513
 
 
-def test_allocations_match_machine_for_machine(runs):
-    assert first_difference(runs, "allocated_resources") is None
-
-
-def test_our_jobs_csv_is_byte_identical_to_batsims(ours, tmp_path):
-    write_jobs_csv(tmp_path / "ours_jobs.csv", ours)
+def test_our_jobs_csv_is_byte_identical_to_batsims(kth, tmp_path):
+    write_jobs_csv(tmp_path / "ours_jobs.csv", run(kth, "easy_bf", "fcfs"))
     with gzip.open(REFERENCE / "batsched_easy_bf_jobs.csv.gz", "rb") as reference:
         assert (tmp_path / "ours_jobs.csv").read_bytes() == reference.read()

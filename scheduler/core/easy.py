@@ -5,12 +5,13 @@ At each decision (one per Batsim message):
 1. The queue is sorted. If the priority job (the head) changed, the old reservation is
    dropped; the new head starts if it fits now, and so on, until a head does not fit:
    it gets a reservation at the earliest time enough machines are free.
-2. If a job ended in this message (machines were released), or the priority job changed
-   for any other reason than starting, every queued job is tried in the backfill order:
-   the priority job first (its reservation is recomputed), then the others, each starting
-   now if it fits now without touching the reservation's machines during its estimate.
-3. Otherwise only the jobs that arrived in this message are tried, as batsched does: with
-   nothing released, nothing else can have become startable.
+2. If a job ended in this message (machines were released), or estimates changed, every
+   queued job is tried in the backfill order: the priority job first (its reservation is
+   recomputed), then the others, each starting now if it fits now without touching the
+   reservation's machines during its estimate.
+3. Otherwise only the jobs that arrived in this message are tried, in their order of
+   arrival, as batsched does, even when an arrival became the priority job and moved the
+   reservation: the other queued jobs wait for the next job end.
 
 All times are the scheduler's estimates (see ``scheduler.knowledge``); the machines are
 chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
@@ -47,8 +48,7 @@ class EasyBackfilling(Algorithm):
         if head is not previous:
             self._drop_reservation()
             self._start_heads(now, started)
-        reordered = head is not previous and previous is not None and previous in self.queue
-        if released or reordered or replan:
+        if released or replan:
             self._full_pass(now, started)
         else:
             self._try_arrived(now, arrived, started)

@@ -1,8 +1,8 @@
 """Queue orderings. A policy maps a job to a sort key; smaller keys run first.
 
-Every key ends with the job's submission time and id, so ties are broken by submit
-time, then by id (compared as strings, as batsched does). ``estimate`` is p̃, the
-runtime the scheduler believes (see ``scheduler.knowledge``).
+Every key ends with the job's id, so ties are broken by the id compared as a string
+(``w0!1056`` before ``w0!962``), as batsched breaks them; FCFS and LCFS compare submission
+times first. ``estimate`` is p̃, the runtime the scheduler believes (see ``scheduler.knowledge``).
 """
 
 from __future__ import annotations
@@ -31,25 +31,33 @@ def _fcfs(job: Job, estimate: float, now: float) -> tuple:
     return (job.subtime, job.id)
 
 
+def _lcfs(job: Job, estimate: float, now: float) -> tuple:
+    return (-job.subtime, job.id)
+
+
 def _spf(job: Job, estimate: float, now: float) -> tuple:
-    return (estimate, job.subtime, job.id)
+    return (estimate, job.id)
 
 
 def _saf(job: Job, estimate: float, now: float) -> tuple:
-    return (estimate * job.res, job.subtime, job.id)
+    return (estimate * job.res, job.id)
 
 
 def _sqf(job: Job, estimate: float, now: float) -> tuple:
-    return (job.res, job.subtime, job.id)
+    return (job.res, job.id)
+
+
+def _lqf(job: Job, estimate: float, now: float) -> tuple:
+    return (-job.res, job.id)
 
 
 def _lpf(job: Job, estimate: float, now: float) -> tuple:
-    return (-estimate, job.subtime, job.id)
+    return (-estimate, job.id)
 
 
 def _wfp(job: Job, estimate: float, now: float) -> tuple:
     wait = max(now - job.subtime, 0.0)
-    return (-((wait / estimate) ** 3) * job.res, job.subtime, job.id)
+    return (-((wait / estimate) ** 3) * job.res, job.id)
 
 
 # --- Rosa et al.'s orderings (learned/obtained scores; smallest score first) --------------
@@ -69,11 +77,11 @@ def _log10r(job: Job) -> float:
 
 def _unicef(job: Job, estimate: float, now: float) -> tuple:
     wait = max(now - job.subtime, 0.0)
-    return (-wait / (_log2q(job) * max(estimate, 1e-9)), job.subtime, job.id)
+    return (-wait / (_log2q(job) * max(estimate, 1e-9)), job.id)
 
 
 def _f2(job: Job, estimate: float, now: float) -> tuple:
-    return (math.sqrt(max(estimate, 0.0)) * job.res + 2.56e4 * _log10r(job), job.subtime, job.id)
+    return (math.sqrt(max(estimate, 0.0)) * job.res + 2.56e4 * _log10r(job), job.id)
 
 
 #: Lin's coefficients: score = θ0 + θp·p̃ + θq·q + θr·r.
@@ -82,7 +90,7 @@ LIN_THETA = {"1": 3.24e-2, "p": 1.15e-7, "q": 2.61e-5, "r": -1.57e-7}
 
 def _lin(job: Job, estimate: float, now: float) -> tuple:
     t = LIN_THETA
-    return (t["1"] + t["p"] * estimate + t["q"] * job.res + t["r"] * job.subtime, job.subtime, job.id)
+    return (t["1"] + t["p"] * estimate + t["q"] * job.res + t["r"] * job.subtime, job.id)
 
 
 _VARIABLES = ("p", "q", "r", "w")
@@ -130,7 +138,7 @@ def score_policy(theta: Any, name: str = "score") -> Policy:
             for var, exp in powers:
                 value *= values[var] ** exp
             score += value
-        return (score, job.subtime, job.id)
+        return (score, job.id)
 
     return Policy(name, f"polynomial score of {name}", key, dynamic=dynamic)
 
@@ -147,6 +155,16 @@ POLICIES: dict[str, Policy] = {
     )
 }
 
+#: The other orders of batsched. Kept out of :data:`POLICIES` (the paper's six, which sweeps take as
+#: "all") but accepted everywhere a policy name is.
+BATSCHED_POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("lcfs", "last come, first served: latest submission time first", _lcfs),
+        Policy("lqf", "largest number of processors first", _lqf),
+    )
+}
+
 #: Rosa et al.'s orderings. Kept out of :data:`POLICIES` (the paper's six, which sweeps take as
 #: "all") but accepted everywhere a policy name is.
 EXTRA_POLICIES: dict[str, Policy] = {
@@ -158,8 +176,10 @@ EXTRA_POLICIES: dict[str, Policy] = {
     )
 }
 
-#: batsched's ``-o/--queue_order`` names that mean the same thing as ours.
-BATSCHED_ALIASES = {"fcfs": "fcfs", "asc_walltime": "spf", "asc_size": "sqf", "desc_walltime": "lpf"}
+#: batsched's ``-o/--queue_order`` names that mean the same thing as ours. In batsched 1.4.0 the two
+#: slowdown orders sort by the current wait over a constant: the FCFS order.
+BATSCHED_ALIASES = {"fcfs": "fcfs", "lcfs": "lcfs", "asc_walltime": "spf", "desc_walltime": "lpf",
+                    "asc_size": "sqf", "desc_size": "lqf", "desc_slowdown": "fcfs", "desc_bounded_slowdown": "fcfs"}
 
 
 SCORE_PREFIX = "score:"
@@ -172,7 +192,8 @@ def score_file(name: str) -> str | None:
 
 def policy_names() -> list[str]:
     """Every policy name accepted, for help texts and errors."""
-    return [*POLICIES, *EXTRA_POLICIES, *(a for a in BATSCHED_ALIASES if a not in POLICIES), f"{SCORE_PREFIX}FILE"]
+    return [*POLICIES, *BATSCHED_POLICIES, *EXTRA_POLICIES, *(a for a in BATSCHED_ALIASES if a not in POLICIES
+                                                                and a not in BATSCHED_POLICIES), f"{SCORE_PREFIX}FILE"]
 
 
 def policy_name(name: str) -> str:
@@ -183,7 +204,7 @@ def policy_name(name: str) -> str:
             raise ConfigError(f"policy {name!r}: name the θ file ({SCORE_PREFIX}FILE)")
         return SCORE_PREFIX + path
     key = BATSCHED_ALIASES.get(name.lower(), name.lower())
-    if key not in POLICIES and key not in EXTRA_POLICIES:
+    if key not in POLICIES and key not in BATSCHED_POLICIES and key not in EXTRA_POLICIES:
         raise ConfigError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
     return key
 
@@ -193,4 +214,4 @@ def get_policy(name: str, theta: Any = None) -> Policy:
     name = policy_name(name)
     if score_file(name) is not None:
         return score_policy(theta, name)
-    return POLICIES.get(name) or EXTRA_POLICIES[name]
+    return POLICIES.get(name) or BATSCHED_POLICIES.get(name) or EXTRA_POLICIES[name]
