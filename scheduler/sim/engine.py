@@ -36,6 +36,8 @@ from itertools import starmap
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
+import numpy as np
+
 from scheduler.core.events import (
     KILLED,
     REJECTED,
@@ -454,7 +456,7 @@ class BatsimEngine:
                 if group:
                     yield (_SEND, (_SUBMITTED, group))
                     group = []
-                yield (_SLEEP, subtime - current)
+                yield (_SLEEP, float(np.longdouble(subtime) - np.longdouble(current)))  # Batsim's long doubles
                 current = timeline.now
             group.append(sim)
         if group:
