@@ -29,6 +29,9 @@ SAFEGUARDS = ("none", "kill")
 #: Which jobs the safeguard's bound (the divider) plans: none, running ones, or all watched ones.
 DIVIDER_ESTIMATES = ("none", "running", "all")
 
+#: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
+SIBLINGS = ("keep", "demote")
+
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {"classifier": "none", "safeguard": "none", "estimates": "requested"},
@@ -132,6 +135,12 @@ def _divider(value: Any) -> str | float:
 def _probability_below_one(value: Any) -> float:
     if not is_number(value) or not 0 <= value < 1:
         raise ValueError(f"expected a probability in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _probability_or_one(value: Any) -> float:
+    if not is_number(value) or not 0 < value <= 1:
+        raise ValueError(f"must be a number in (0, 1], got {value!r}")
     return float(value)
 
 
@@ -244,6 +253,13 @@ class SchedulerConfig:
         None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
               "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
         _optional(_probability_below_one), metavar="P", parse=number_text)
+    probe_length: float = option(
+        1.0, "an uncertain job's trial run, as a fraction of the divider: the safeguard kills it after "
+             "F x divider (small jobs keep the whole divider)", _probability_or_one, metavar="F", parse=number_text)
+    siblings: str = option(
+        "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
+                "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
+        _choice(lambda: SIBLINGS), metavar="NAME")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
@@ -289,6 +305,10 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
+        if self.probe_length != 1 and self.probe_threshold is None:
+            raise ConfigError("probe_length: it is the trial run of uncertain jobs: set probe_threshold too")
+        if self.siblings != "keep" and self.safeguard != "kill":
+            raise ConfigError("siblings: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.partial_oracle != "none" and self.classifier != "rf":
             raise ConfigError("partial_oracle: it corrects the forest's answers: it needs classifier 'rf'")
         if self.divider_estimates != "none" and self.safeguard != "kill":

@@ -50,6 +50,11 @@ QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed",
 
 log = logging.getLogger(__name__)
 
+def _request(job: Job) -> tuple:
+    """What makes jobs siblings: their user, processors and requested time."""
+    return (job.extras.get("user"), job.res, job.walltime)
+
+
 #: The metadata a classified job is tagged with, by class.
 _CLASS_METADATA = {job_class: f"class={job_class.value}" for job_class in JobClass}
 
@@ -99,6 +104,7 @@ class DecisionCore:
         # jobs classified small or uncertain (ahead of Q, watched by the safeguard) -> the divider then in force
         self.small: dict[str, float] = {}
         self.small_waiting: set[str] = set()  # those not started yet
+        self._siblings: dict[tuple, set[str]] = {}  # (user, processors, p̃) -> the waiting watched jobs
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
@@ -151,7 +157,10 @@ class DecisionCore:
         for execute in self.algorithm.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
-            self.small_waiting.discard(execute.job_id)
+            if execute.job_id in self.small_waiting:
+                self.small_waiting.discard(execute.job_id)
+                if self._siblings:
+                    self._siblings.get(_request(self.jobs[execute.job_id]), set()).discard(execute.job_id)
             decisions.append(execute)
             if self.safeguard is not None and execute.job_id in self.small:
                 decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
@@ -202,8 +211,11 @@ class DecisionCore:
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
             if job_class is not JobClass.LARGE:
-                self.small[job.id] = self.classifier.divider_at(now)
+                limit = self.classifier.divider_at(now)
+                self.small[job.id] = limit * self.config.probe_length if job_class is JobClass.UNCERTAIN else limit
                 self.small_waiting.add(job.id)
+                if self.config.siblings == "demote" and "user" in job.extras:
+                    self._siblings.setdefault(_request(job), set()).add(job.id)
             decisions.append(SetMetadata(job.id, _CLASS_METADATA[job_class]))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
@@ -242,6 +254,8 @@ class DecisionCore:
         self.states[job_id] = KILLED
         if not killed_by_us:
             return None  # killed by someone else: nothing to resubmit
+        if self.config.siblings == "demote":
+            self._demote_siblings(self.jobs[original], now, decisions)
         attempt = self.attempt(job_id) + 1
         job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now)
         decisions.extend(registration)
@@ -252,6 +266,15 @@ class DecisionCore:
             self.predictions.submit(job, now)
         self.algorithm.enqueue(job, self._estimate(job), JobClass.LARGE.rank, now)
         return job
+
+    def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
+        """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""
+        for job_id in self._siblings.pop(_request(killed), ()):
+            job = self.jobs[job_id]
+            self.small_waiting.discard(job_id)
+            del self.small[job_id]
+            self.algorithm.requeue(job, self._estimate(job), JobClass.LARGE.rank, now)
+            decisions.append(SetMetadata(job_id, _CLASS_METADATA[JobClass.LARGE]))
 
     def attempt(self, job_id: str) -> int:
         """0 for an original job, k for its resubmission ``<id>#k``."""

@@ -55,6 +55,11 @@ class Algorithm(ABC):
         """``job`` waits from now on, in queue ``rank`` (0 before 1)."""
         self.queue.push(job, estimate, rank=rank, now=now)
 
+    def requeue(self, job: Job, estimate: float, rank: int, now: float) -> None:
+        """A queued job moves to queue ``rank``."""
+        self.queue.remove(job)
+        self.queue.push(job, estimate, rank=rank, now=now)
+
     def reestimate(self, job: Job, estimate: float, now: float) -> None:
         """A queued job's estimate changed."""
         self.queue.update(job, estimate, now)
