@@ -23,3 +23,7 @@ class ProtocolError(SchedulerError):
 
 class SimulationError(SchedulerError):
     """A decision cannot be applied (impossible allocation, unknown job, ...)."""
+
+
+class OutputError(SchedulerError):
+    """A result cannot be written where it was asked to go."""

@@ -8,6 +8,9 @@ import sys
 
 from scheduler.cli.options import add_scheduling_options, count_flag, file_options, option_overrides, seconds_flag
 
+#: The knowledge reports ``serve -e PREFIX`` may write (``PREFIX_<name>.csv``).
+KNOWLEDGE_REPORTS = ("classifier_weeks", "feature_importances", "predictions")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     serve = subparsers.add_parser(
@@ -36,6 +39,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
+    if args.export:
+        from scheduler.outputs import check_outputs, prefixed
+
+        check_outputs([prefixed(args.export, f"_{name}.csv") for name in KNOWLEDGE_REPORTS], "--export")
     server = DecisionServer(args.socket_endpoint, file_options(args), option_overrides(args), args.timeout)
     stats = server.run()
     outcome = stats.core.outcome() if stats.core else None
@@ -82,6 +89,7 @@ def run_peer_command(args: argparse.Namespace) -> int:
     import time
 
     from scheduler.errors import ConfigError
+    from scheduler.outputs import check_outputs, prefixed
     from scheduler.platforms import read_platform
     from scheduler.sim.engine import SimulationOptions
     from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
@@ -89,6 +97,8 @@ def run_peer_command(args: argparse.Namespace) -> int:
     from scheduler.workloads import load_workload
 
     started = time.perf_counter()
+    jobs_csv, schedule_csv = prefixed(args.export, "_jobs.csv"), prefixed(args.export, "_schedule.csv")
+    check_outputs([jobs_csv, schedule_csv], "--export")
     platform = read_platform(args.platform)
     workload = load_workload(args.workload)
     nb_machines = platform.nb_compute_hosts
@@ -101,11 +111,11 @@ def run_peer_command(args: argparse.Namespace) -> int:
     options = SimulationOptions(args.enable_dynamic_jobs, args.acknowledge_dynamic_jobs,
                                 args.enable_profile_reuse, args.sched_cfg)
     result = run_peer(workload, args.socket_endpoint, nb_machines, platform.host_names, options, args.timeout)
-    write_jobs_csv(f"{args.export}_jobs.csv", result.jobs)
-    write_schedule_csv(f"{args.export}_schedule.csv", schedule_summary(
-        result.jobs, nb_machines, simulation_time=time.perf_counter() - started))
+    write_jobs_csv(jobs_csv, result.jobs)
+    write_schedule_csv(schedule_csv, schedule_summary(result.jobs, nb_machines, scheduling_time=result.scheduling_time,
+                                                      simulation_time=time.perf_counter() - started))
     print(f"simulation ended at {result.makespan:g} after {result.nb_messages} messages; "
-          f"wrote {args.export}_jobs.csv and {args.export}_schedule.csv", file=sys.stderr)
+          f"wrote {jobs_csv} and {schedule_csv}", file=sys.stderr)
     if result.unfinished:
         print(f"error: {len(result.unfinished)} job(s) never finished: {', '.join(result.unfinished[:5])}",
               file=sys.stderr)

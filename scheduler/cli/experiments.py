@@ -60,9 +60,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     from scheduler.experiments.grid import load_config_file
     from scheduler.experiments.sweep import format_outcome, run_sweep
+    from scheduler.outputs import check_output
 
     config = load_config_file(args.config)
     results = Path(args.results) if args.results else Path("results") / config.name
+    check_output(results / "sweep_config.json", "--output")
     if args.dry_run:
         return _dry_run(config, results, args.trace_dir)
     outcome = run_sweep(config, results, workers=args.workers, dask_scheduler=args.dask_scheduler,
@@ -101,8 +103,12 @@ def _dry_run(config, results, trace_dirs) -> int:
 
 
 def run_report_command(args: argparse.Namespace) -> int:
-    from scheduler.experiments.report import write_report
+    from pathlib import Path
 
+    from scheduler.experiments.report import write_report
+    from scheduler.outputs import check_output
+
+    check_output(Path(args.output) / "REPORT.md", "--output")
     written = write_report(args.results, args.output, tau=args.tau, reference_policy=args.reference_policy,
                            reference_variant=args.reference_variant, compare=args.compare,
                            plots=not args.no_plots, workers=args.workers,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from scheduler import __version__
 from scheduler.errors import WorkloadError
+from scheduler.outputs import check_output
 from scheduler.platforms import write_platform
 from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
 from scheduler.workloads.archive import TRACES, fetch_trace
@@ -75,6 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_convert(args: argparse.Namespace) -> int:
     if not args.trace.lower().endswith((".swf", ".swf.gz")):
         raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz)")
+    check_output(args.output, "--output")
+    if args.platform_out:
+        check_output(args.platform_out, "--platform-out")
     rules = CleaningRules(missing_walltime=args.missing_walltime, over_request=args.over_request,
                           walltime_pad=args.walltime_pad)
     workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
@@ -89,6 +93,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_platform(args: argparse.Namespace) -> int:
+    check_output(args.output, "--output")
     print(f"wrote {write_platform(args.output, args.nb_res, name=args.name)}")
     return 0
 
@@ -108,6 +113,9 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    check_output(args.output, "--output")
+    if args.platform_out:
+        check_output(args.platform_out, "--platform-out")
     workload = generate(args.jobs, args.weeks, args.nb_res, seed=args.seed, n_users=args.users,
                         load=args.load)
     print(f"wrote {write_batsim_json(workload, args.output, description=workload.source)}")

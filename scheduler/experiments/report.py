@@ -44,6 +44,7 @@ from scheduler.config import VARIANTS
 from scheduler.errors import WorkloadError
 from scheduler.experiments import plots as figures_module
 from scheduler.experiments.collect import RunData, analyze_runs, discover_runs
+from scheduler.outputs import atomic_open, write_text
 
 POLICY_ORDER = ["fcfs", "wfp", "spf", "saf", "sqf", "lpf"]
 
@@ -191,9 +192,8 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
                 log(f"warning: {warning}")
     report = Report(data, reference_policy, reference_variant, compare)
     output = Path(output)
-    (output / "tables").mkdir(parents=True, exist_ok=True)
     written_tables = []
-    report.runs.to_csv(output / "runs.csv", index=False)
+    _write_csv(output / "runs.csv", report.runs, index=False)
     tables = {
         "mean_bsld": report.pivot("mean_bsld"),
         "reduction": report.reduction(),
@@ -204,16 +204,19 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
     }
     for name, table in tables.items():
         path = output / "tables" / f"{name}.csv"
-        table.to_csv(path)
+        _write_csv(path, table)
         written_tables.append(path)
     figures = _figures(report, output / "img") if plots else {}
     text = render_markdown(report, tables, figures, roots=[str(r) for r in roots], tau=tau)
-    markdown_path = output / "REPORT.md"
-    markdown_path.write_text(text)
-    html_path = output / "REPORT.html"
-    html_path.write_text(markdown_to_html(text, title="Scheduling report"))
+    markdown_path = write_text(output / "REPORT.md", text)
+    html_path = write_text(output / "REPORT.html", markdown_to_html(text, title="Scheduling report"))
     return {"report": markdown_path, "html": html_path, "plots": [p for ps in figures.values() for p in ps],
             "tables": written_tables, "runs": len(data)}
+
+
+def _write_csv(path: Path, table: pd.DataFrame, index: bool = True) -> None:
+    with atomic_open(path, newline="") as stream:
+        table.to_csv(stream, index=index)
 
 
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable
 from scheduler.checksums import data_hash, file_sha256
 from scheduler.errors import ConfigError, SchedulerError, WorkloadError
 from scheduler.experiments.grid import RunSpec, SweepConfig, TraceSpec, safe_name
+from scheduler.outputs import atomic_open, write_text
 from scheduler.values import json_ready
 
 RUN_PREFIX = "run"
@@ -163,16 +164,12 @@ def prepare_trace(path: str, key: dict, target: str) -> dict:
         workload.jobs = workload.jobs.iloc[: key["max_jobs"]].reset_index(drop=True)
     nb_machines = key.get("platform_hosts") or workload.nb_res
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
-    with open(partial, "wb") as stream:
+    with atomic_open(target, "wb") as stream:
         pickle.dump(workload, stream, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, target)
     info = {"jobs": len(workload), "nb_machines": int(nb_machines), "key": key,
             "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
             "seconds": time.perf_counter() - started}
-    sidecar = target.with_suffix(".json")
-    sidecar.write_text(json.dumps(info, indent=2) + "\n")
+    write_text(target.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
     return info
 
 
@@ -238,9 +235,7 @@ def execute_run(task: dict) -> dict:
         timings = {"load": loaded - started, "load_reused": reused, "simulate": simulated - loaded,
                    "write": written - simulated, "start": started_wall, **where}
         marker = {"hash": task["hash"], **task["labels"], "timings": timings}
-        partial = directory / f".{DONE_FILE}.part"
-        partial.write_text(json.dumps(marker, indent=2) + "\n")
-        os.replace(partial, directory / DONE_FILE)
+        write_text(directory / DONE_FILE, json.dumps(marker, indent=2) + "\n")
         timings["total"] = time.perf_counter() - started
         timings["end"] = started_wall + timings["total"]
         return {"ok": True, "timings": timings}
@@ -508,7 +503,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     errors = results / "errors.txt"
     failed = [o for o in ordered if o.status == "failed"]
     if failed:
-        errors.write_text("".join(f"{o.label}: {o.error}\n" for o in failed))
+        write_text(errors, "".join(f"{o.label}: {o.error}\n" for o in failed))
     elif errors.exists():
         errors.unlink()
     return SweepOutcome(results, ordered, stats)
@@ -596,6 +591,4 @@ def _write_error(directory: Path, error: str) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    partial = path.with_name(f".{path.name}.part")
-    partial.write_text(json.dumps(json_ready(data), indent=2, default=str) + "\n")
-    os.replace(partial, path)
+    write_text(path, json.dumps(json_ready(data), indent=2, default=str) + "\n")

@@ -17,7 +17,6 @@ and the metrics read without pandas.
 
 from __future__ import annotations
 
-import gzip
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
+from scheduler.outputs import write_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -323,9 +323,4 @@ def _last_job_end_per_machine(finish: np.ndarray, allocations: list[int], nb_mac
 
 
 def _write_text(path: str | Path, text: str) -> None:
-    path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "wt", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-    else:
-        path.write_text(text, encoding="utf-8", newline="")
+    write_text(path, text, newline="")
