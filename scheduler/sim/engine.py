@@ -196,7 +196,8 @@ class BatsimEngine:
     # --- main loop -----------------------------------------------------------------
 
     def run(self, decide: DecideFunction, progress: Callable[[int], None] | None = None) -> SimulationResult:
-        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told of each batch of finished jobs."""
+        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told, after each message, of the ``n`` static jobs
+        that ended since the last call (completed, killed or rejected): they add up to the workload's size."""
         with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike
             return self._run(decide, progress)
 
@@ -215,18 +216,22 @@ class BatsimEngine:
         now = self._reply(now, decide(now, [SimulationBegins(now, self.nb_machines, config)]))
         deciding = clock() - started  # the seconds spent waiting for decide
         messages, rows, next_message, reply = 1, self.rows, self._next_message, self._reply
+        static = set(map(id, self._static)) if progress is not None else set()
+        reported = len(rows)  # jobs end while the next message is made, and are rejected in replies
         while True:
             events, now = next_message(now)
             if not events:
                 break
-            written = len(rows)
             started = clock()
             decisions = decide(now, events)
             deciding += clock() - started
             now = reply(now, decisions)
             messages += 1
-            if progress is not None and len(rows) > written:
-                progress(len(rows) - written)
+            if progress is not None and len(rows) > reported:
+                ended = sum(id(sim) in static for sim in rows[reported:])
+                reported = len(rows)
+                if ended:
+                    progress(ended)
         started = clock()
         decide(now, [SimulationEnds(now)])
         deciding += clock() - started
