@@ -289,6 +289,9 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
+        if self.model is not None and self.classifier != "rf":
+            raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
+                              f"(got {self.classifier!r})")
         if self.partial_oracle != "none" and self.classifier != "rf":
             raise ConfigError("partial_oracle: it corrects the forest's answers: it needs classifier 'rf'")
         if self.divider_estimates != "none" and self.safeguard != "kill":

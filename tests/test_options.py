@@ -173,3 +173,13 @@ def test_meaningless_command_line_values_stop_the_parser(argv, capsys):
 def test_a_sweep_rejects_a_meaningless_tau(tau):
     with pytest.raises(ConfigError, match="'tau'"):
         parse_config({"traces": ["x.swf"], "tau": tau})
+
+
+@pytest.mark.parametrize("argv, classifier", [([], "none"), (["--classifier", "oracle"], "oracle"),
+                                              (["--variant", "class-clairvoyant"], "oracle")])
+def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path, capsys):
+    """Issue 23: ``--model FILE`` without ``--classifier rf`` was ignored and base ran."""
+    workload = REPO / "workloads" / "sample.json"
+    assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 1
+    assert capsys.readouterr().err == ("error: scheduling options: model: a saved classifier is the paper's Random "
+                                       f"Forest: it needs classifier 'rf' (got {classifier!r})\n")

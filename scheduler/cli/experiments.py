@@ -43,12 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")
     report.add_argument("--tau", type=seconds_flag, metavar="S",
                         help="bounded-slowdown threshold (default: each run's, else 60)")
-    report.add_argument("--reference-policy", default="fcfs", metavar="NAME",
-                        help="policy of the reference run of the reduction table (default fcfs)")
-    report.add_argument("--reference-variant", default="base", metavar="NAME",
-                        help="variant of the reference run of the reduction table (default base)")
-    report.add_argument("--compare", default="classification-idempotent", metavar="VARIANT",
-                        help="the variant compared with base in Figures 6, 7 and 8 (default classification-idempotent)")
+    report.add_argument("--reference-policy", metavar="NAME",
+                        help="policy of the reference run of the reduction table, one of the runs' (default fcfs)")
+    report.add_argument("--reference-variant", metavar="NAME",
+                        help="variant of the reference run of the reduction table, one of the runs' (default base)")
+    report.add_argument("--compare", metavar="VARIANT",
+                        help="the variant compared with base in Figures 4, 6 and 7, one of the runs' (default "
+                             "classification-idempotent)")
     report.add_argument("--no-plots", action="store_true", help="tables only")
     report.add_argument("--workers", "-j", type=count_flag, default=1, metavar="N",
                         help="processes reading the runs (default 1)")

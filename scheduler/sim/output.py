@@ -136,8 +136,9 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
         if name in _INT_COLUMNS:
             if column.isna().any() or (column != column.round()).any():
                 row = int(np.flatnonzero((column.isna() | (column != column.round())).to_numpy())[0])
-                raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected an integer, "
-                                    f"got {column.iloc[row]!r}")
+                value = column.iloc[row]
+                got = "nothing (a truncated line?)" if pd.isna(value) else repr(float(value))
+                raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected an integer, got {got}")
             table[name] = column.astype(np.int64)
         else:
             table[name] = column.astype(np.float64)
