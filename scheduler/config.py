@@ -341,7 +341,10 @@ class SchedulerConfig:
         normalized = {str(key).replace("-", "_"): value for key, value in options.items()}
         unknown = sorted(set(normalized) - set(known))
         if unknown:
-            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            hint = " (tau is not a scheduling option: simulate takes --tau, a sweep config its own 'tau')" \
+                if "tau" in unknown else ""
+            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}{hint}; "
+                              f"known: {', '.join(sorted(known))}")
         return normalized
 
     @classmethod

@@ -10,7 +10,7 @@ from scheduler.errors import WorkloadError
 from scheduler.outputs import check_output
 from scheduler.platforms import write_platform
 from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
-from scheduler.workloads.archive import TRACES, fetch_trace
+from scheduler.workloads.archive import CACHE_ENV, TRACES, fetch_trace
 from scheduler.workloads.synthetic import generate
 
 
@@ -50,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Download a trace of the paper (once) into the cache and print its path.")
     fetch.add_argument("name", nargs="?", help=f"trace name: {', '.join(TRACES)}")
     fetch.add_argument("--list", action="store_true", help="list the known traces")
-    fetch.add_argument("--cache-dir", metavar="DIR", help="cache directory (default: see README)")
+    fetch.add_argument("--cache-dir", metavar="DIR",
+                       help=f"cache directory (default: ${CACHE_ENV}, else $XDG_CACHE_HOME/batsim-classifier-scheduler, "
+                            "else ~/.cache/batsim-classifier-scheduler)")
     fetch.add_argument("--force", action="store_true", help="download again even if cached")
     fetch.add_argument("--no-verify", action="store_true", help="do not check size and SHA-256")
     fetch.add_argument("--partition", type=int, metavar="P",
