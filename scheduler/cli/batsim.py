@@ -6,7 +6,14 @@ import argparse
 import logging
 import sys
 
-from scheduler.cli.options import add_scheduling_options, count_flag, file_options, option_overrides, seconds_flag
+from scheduler.cli.options import (
+    DEFAULT_TIMEOUT,
+    add_scheduling_options,
+    count_flag,
+    file_options,
+    option_overrides,
+    timeout_flag,
+)
 
 #: The knowledge reports ``serve -e PREFIX`` may write (``PREFIX_<name>.csv``).
 KNOWLEDGE_REPORTS = ("classifier_weeks", "feature_importances", "predictions")
@@ -23,8 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
                        help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
     add_scheduling_options(serve)
-    serve.add_argument("--timeout", type=seconds_flag, metavar="S",
-                       help="fail if Batsim sends nothing for S seconds (default: wait forever)")
+    serve.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
+                       help=f"fail if Batsim sends nothing for S seconds, the first message included (default "
+                            f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
     serve.add_argument("-e", "--export", metavar="PREFIX",
                        help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
                             "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
@@ -80,8 +88,9 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
     peer.add_argument("--acknowledge-dynamic-jobs", action="store_true", help="echo JOB_SUBMITTED for registered jobs")
     peer.add_argument("--enable-profile-reuse", action="store_true", help="do not garbage-collect profiles")
     peer.add_argument("--sched-cfg", default="", metavar="STR", help="string passed as config.sched-config")
-    peer.add_argument("--timeout", type=seconds_flag, metavar="S",
-                      help="fail if the scheduler does not answer within S s")
+    peer.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
+                      help=f"fail if the scheduler does not answer within S s, the first message included (default "
+                           f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
     peer.set_defaults(func=run_peer_command)
 
 

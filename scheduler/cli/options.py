@@ -49,6 +49,10 @@ seconds_flag = flag_type(lambda text: positive_seconds(number_text(text)))
 count_flag = flag_type(lambda text: positive_integer(integer_text(text)))
 number_flag = flag_type(lambda text: positive_number(number_text(text)))
 seed_flag = flag_type(lambda text: options_of(SchedulerConfig)["seed"].check(integer_text(text)))
+#: ``type`` of a socket's ``--timeout``: seconds, 0 (None) to wait forever.
+timeout_flag = flag_type(lambda text: None if number_text(text) == 0 else positive_seconds(number_text(text)))
+#: The default ``--timeout`` of both sides of the socket: long enough for any decision or simulation step.
+DEFAULT_TIMEOUT = 600.0
 
 
 def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
