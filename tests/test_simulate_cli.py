@@ -46,7 +46,7 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     assert rows["reduction vs base"] == ["–"] + [f"{1 - value / bsld[0]:.1%}" for value in bsld[1:]]
     assert rows["classifier"] == ["none", "rf", "oracle", "rf"]
     assert rows["safeguard"] == ["none", "kill", "none", "kill"]
-    assert rows["probe_threshold"] == ["None", "None", "None", "0.02"]
+    assert rows["probe_threshold"] == ["–", "–", "–", "0.02"]  # issue 23: not None
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]

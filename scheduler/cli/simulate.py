@@ -170,7 +170,7 @@ def format_comparison(summaries: dict[str, dict]) -> str:
     configs = [run["config"] for run in runs]
     differing = [key for key in configs[0] if len({repr(config[key]) for config in configs}) > 1]
     rows: list[tuple[str, list[str]]] = [("", names)]
-    rows += [(key, [str(config[key]) for config in configs]) for key in differing]
+    rows += [(key, ["–" if config[key] is None else str(config[key]) for config in configs]) for key in differing]
     for metric in zip(*map(_metric_rows, runs)):  # one metric of every run
         rows.append((metric[0][0], [value for _, value in metric]))
         if metric[0][0].startswith("mean bsld"):

@@ -575,8 +575,12 @@ def format_outcome(outcome: SweepOutcome) -> str:
             f"({ratio:.1%} of run time): trace parsing {sum(s['trace_prepare_seconds'].values()):.2f} s, "
             f"loading cached traces {s['load_seconds']:.2f} s, dispatch gaps {s['dispatch_gap_seconds']:.2f} s")
     lines.append(f"results in {outcome.results_dir}")
+    failures: dict[str, list[str]] = {}  # runs failing for one reason (a trace that cannot be had) are told once
     for o in outcome.failed:
-        lines.append(f"FAILED {o.label}: {o.error}")
+        failures.setdefault(o.error, []).append(o.label)
+    for error, labels in failures.items():
+        runs = labels[0] if len(labels) == 1 else f"{len(labels)} runs ({labels[0]}, ...)"
+        lines.append(f"FAILED {runs}: {error}")
     if outcome.failed:
         lines.append(f"errors listed in {outcome.results_dir / 'errors.txt'}")
     return "\n".join(lines)
