@@ -218,3 +218,60 @@ def test_prediction_accuracy_is_reported(tmp_path):
     assert pd.isna(runs.loc["base", "prediction_mae"])
     accuracy = pd.read_csv(tmp_path / "report" / "tables" / "predictions.csv")
     assert list(accuracy["variant"]) == [name]
+
+
+def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
+    """Issue 23: Figure 7 had one labelled tick on a log axis, months ticked 0.2, 0.4 and, on a run shorter than
+    a month (this one), an x axis from -0.04 to 0.04; Figure 9's legend covered the tallest bar; PNGs were 90
+    dpi. Now: whole months, every panel with labelled y ticks, legends outside every plotting area, PNGs at 150
+    dpi with an SVG beside each."""
+    import struct
+
+    from scheduler.experiments import plots
+
+    figures = {}
+    save = plots._save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        legends = [*fig.legends, *(ax.get_legend() for ax in axes if ax.get_legend())]
+        figures[path.name] = (axes, [legend.get_window_extent() for legend in legends],
+                              [ax.get_window_extent() for ax in axes])
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    written = write_report(results, tmp_path / "report")
+    assert len(figures) == len(written["plots"]) == 5
+    for name, (axes, legends, boxes) in figures.items():
+        assert legends, name
+        for legend in legends:
+            assert not any(legend.overlaps(box) for box in boxes), f"{name}: the legend covers a plot"
+        for ax in axes:
+            low, high = ax.get_ylim()
+            labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and low <= t.get_position()[1] <= high]
+            assert len(labels) >= 3, f"{name}: y ticks {labels}"
+            assert ax.get_xlabel() and ax.get_ylabel(), name
+    for ax in figures["fig7_monthly_bsld_sample.png"][0]:
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks == [1.0] and ax.get_xlim() == (0.5, 1.5)  # the one month, as a whole number
+    for path in written["plots"]:
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        x_ppm, y_ppm, unit = struct.unpack(">IIB", data[data.index(b"pHYs") + 4:][:9])
+        assert unit == 1 and round(x_ppm * 0.0254) == round(y_ppm * 0.0254) == 150
+        assert path.with_suffix(".svg").read_text().startswith("<?xml") and f"{path.stem}.svg" in str(path.with_suffix(".svg"))
+
+
+@pytest.mark.parametrize("low, high", [(12.0, 380.0), (1.5, 48.0), (20.0, 9000.0)])
+def test_a_log_axis_has_several_labelled_ticks(low, high):
+    from scheduler.experiments import plots
+
+    fig, ax = plots._pyplot().subplots()
+    ax.bar([0, 1], [low, high])
+    plots._scale(ax, [low, high])
+    fig.canvas.draw()
+    bottom, top = ax.get_ylim()
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and bottom <= t.get_position()[1] <= top]
+    plots._pyplot().close(fig)
+    assert ax.get_yscale() == "log" and len(labels) >= 4, labels

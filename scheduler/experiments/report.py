@@ -7,7 +7,7 @@ recomputes their metrics from the ``_jobs.csv`` files, and writes into the outpu
 - ``REPORT.md`` (and ``REPORT.html``, the same content) with the tables below and the figures;
 - ``runs.csv``: every recomputed metric of every run (one row per run);
 - ``tables/*.csv``: each table of the report, unformatted;
-- ``img/*.png``: the figures.
+- ``img/*.png`` and ``img/*.svg``: the figures.
 
 Tables (values averaged over seeds when a grid has several):
 
@@ -484,7 +484,7 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         out.append("")
     out.append("## Files\n")
     out.append("`runs.csv` holds every recomputed metric of every run; `tables/*.csv` the tables above, unrounded; "
-               "`img/` the figures.\n")
+               "`img/` the figures, each as a PNG and, for print, an SVG of the same name.\n")
     return "\n".join(out)
 
 
