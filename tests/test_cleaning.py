@@ -126,7 +126,13 @@ def test_the_machine_size_and_the_start_time_must_fit_the_simulator(tmp_path):
                                             r"1\.\.16,777,216"):
         clean(read_swf(path))
     path.write_text("; MaxProcs: 8\n; UnixStartTime: 99999999999999\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n")
-    with pytest.raises(WorkloadError, match=r"big\.swf: header UnixStartTime 99999999999999 is beyond"):
+    with pytest.raises(WorkloadError, match=r"big\.swf: header: invalid 'UnixStartTime': 99999999999999 \(expected "
+                                            r"seconds within 8589934592"):
+        clean(read_swf(path))
+    # found by tests/test_fuzz_doors.py: convert wrote a TimeZone its own reader refused
+    path.write_text("; MaxProcs: 8\n; TimeZone: 9007199254740993\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n")
+    with pytest.raises(WorkloadError, match=r"big\.swf: header: invalid 'TimeZone': 9007199254740993 \(expected an "
+                                            r"offset in seconds within a day\)"):
         clean(read_swf(path))
 
 

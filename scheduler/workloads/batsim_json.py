@@ -86,7 +86,7 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
     if order != list(range(len(jobs))):  # workloads are usually written in submission order already
         columns = {name: [values[i] for i in order] for name, values in columns.items()}
     return Workload(jobs={name: columns[name] for name in names}, nb_res=nb_res, source=str(path),
-                    header=_header(path, data))
+                    header=header_fields(path, data))
 
 
 def _load_json(path: Path) -> Any:
@@ -170,15 +170,19 @@ def _names(path: Path, jobs: list[dict], name: str, values: list, kinds: tuple[t
                         f"{expected}, not empty and without a comma, a double quote, '!' or a control character)")
 
 
-def _header(path: Path, data: dict) -> dict:
-    """The SWF header fields of a converted workload, checked (the classifier reads them)."""
+def header_fields(where: str | Path, data: dict) -> dict:
+    """The SWF header fields a workload keeps (:data:`HEADER_KEYS`: the classifier reads them), checked:
+    ``UnixStartTime`` a number of seconds within :data:`MAX_SECONDS`, ``TimeZone`` an offset within a day,
+    ``TimeZoneString`` text. Errors name ``where``."""
     header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
     kinds = {"UnixStartTime": lambda v: is_number(v) and abs(v) <= MAX_SECONDS,
              "TimeZoneString": lambda v: isinstance(v, str),
              "TimeZone": lambda v: is_number(v) and abs(v) < 86400}
     for key, valid in kinds.items():
         if key in header and not valid(header[key]):
-            raise WorkloadError(f"{path}: invalid '{key}': {_show(header[key])}")
+            raise WorkloadError(f"{where}: invalid '{key}': {_show(header[key])} (expected "
+                                + {"UnixStartTime": f"seconds within {SECONDS}", "TimeZoneString": "a time zone name",
+                                   "TimeZone": "an offset in seconds within a day"}[key] + ")")
     return header
 
 
@@ -231,7 +235,8 @@ def _typed(values: list) -> list:
 
 def _job(jobs: list[dict], index: int) -> str:
     job_id = jobs[index].get("id")
-    return f"job #{index}" + (f" (id {job_id})" if not is_missing(job_id) else "")
+    return f"job #{index}" + (f" (id {_show(job_id) if not isinstance(job_id, int) else job_id})"
+                              if not is_missing(job_id) else "")
 
 
 def write_batsim_json(workload: Workload, path: str | Path, *, description: str | None = None) -> Path:

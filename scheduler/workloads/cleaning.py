@@ -48,7 +48,7 @@ import pandas as pd
 from scheduler.errors import WorkloadError
 from scheduler.values import MAX_MACHINES, MAX_SECONDS
 from scheduler.workloads.archive import known_machine_size
-from scheduler.workloads.batsim_json import delay_profile_names
+from scheduler.workloads.batsim_json import delay_profile_names, header_fields
 from scheduler.workloads.model import Workload
 from scheduler.workloads.swf import SwfTrace
 
@@ -187,10 +187,8 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
     })
     for column, name in EXTRA_FIELDS.items():
         jobs[name] = _as_int_if_integral(kept[column].to_numpy())
+    header_fields(f"{source}: header", trace.header)  # the converted workload keeps them
     if trace.unix_start_time is not None:
-        if abs(trace.unix_start_time) > MAX_SECONDS:
-            raise WorkloadError(f"{source}: header UnixStartTime {trace.unix_start_time} is beyond what the "
-                                f"simulator holds (at most {MAX_SECONDS:.0f} s)")
         jobs["unix_submit_time"] = _as_int_if_integral(trace.unix_start_time + submit)
     jobs = jobs.sort_values("subtime", kind="stable", ignore_index=True)
     duplicated = jobs["id"][jobs["id"].duplicated()]
