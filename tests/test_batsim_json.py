@@ -170,3 +170,10 @@ def test_unknown_format_and_missing_file(tmp_path):
 def test_a_profile_used_with_two_runtimes_cannot_be_written():
     with pytest.raises(WorkloadError, match="profile 'p' is used with several runtimes"):
         workload_json(workload(profile=["p", "p"]))
+
+
+def test_a_gz_name_without_gzip_data_says_so(tmp_path):
+    path = tmp_path / "w.json.gz"
+    path.write_bytes(bytes(range(7, 200)))
+    with pytest.raises(WorkloadError, match=r"w\.json\.gz: not gzip data, although the name ends in \.gz"):
+        read_batsim_json(path)
