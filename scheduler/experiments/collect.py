@@ -133,7 +133,8 @@ def discover_runs(roots: Iterable[str | Path], log: Callable[[str], None] | None
                     log(f"skipped {jobs_csv}: no {prefix.name}_config.json or {prefix.name}_summary.json beside it")
                 continue
             found[prefix.resolve()] = run
-    runs = sorted(_tell_apart(list(found.values())), key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
+    runs = sorted(_tell_apart(list(found.values())),
+                  key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
     seen: dict[tuple, RunFiles] = {}
     for run in runs:
         if run.key in seen and log:
@@ -196,8 +197,8 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
                         described_by=config_file, settings={**settings, "nb_machines": nb_machines, "tau": tau})
     if summary is None:
         return None
-    if not isinstance(summary, dict) or "config" not in summary:
-        raise ConfigError(f"{summary_file}: not a run summary (no 'config')")
+    if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
+        raise ConfigError(f"{summary_file}: not a run summary (no 'config' object)")
     config = summary["config"]
     sweep = summary.get("sweep")
     if sweep:

@@ -35,9 +35,9 @@ _JOB_FIELDS = ("id", "subtime", "res", "walltime", "profile")
 #: SWF header fields kept at the top of a converted workload (Batsim ignores them): the
 #: classifier rebuilds local submission times from them.
 HEADER_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone")
-#: A job id or a profile name: written as they are into ``_jobs.csv`` and Batsim's ``workload!id``.
 #: The limit on times, as errors say it.
 SECONDS = f"{MAX_SECONDS:.0f} (272 years)"
+#: A job id or a profile name: written as they are into ``_jobs.csv`` and Batsim's ``workload!id``.
 NAME = re.compile(r'[^,"!\x00-\x1f\x7f]+')
 
 
