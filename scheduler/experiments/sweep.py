@@ -228,7 +228,8 @@ def execute_run(task: dict) -> dict:
         result, core = simulate(workload, config, task["nb_machines"])
         simulated = time.perf_counter()
         outcome = core.outcome()
-        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded)
+        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded,
+                              variant=task["labels"]["variant"])
         summary["sweep"] = {**task["labels"], "hash": task["hash"]}
         write_results(directory / RUN_PREFIX, result, summary, outcome)
         written = time.perf_counter()
