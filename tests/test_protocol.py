@@ -314,6 +314,14 @@ def test_times_outside_the_simulators_range_are_refused():
         "Batsim message 1, event 0 (REQUESTED_CALL): 'event.timestamp' must be >= 0, got -3.0"
 
 
+@pytest.mark.parametrize("nb", [0, 2 ** 53 + 1, 10 ** 20])
+def test_a_machine_the_scheduler_cannot_hold_is_refused(nb):
+    """Found by tests/test_fuzz_doors.py: nb_compute_resources 2**53+1 filled the memory (MemoryError)."""
+    text = message(0.0, (0.0, "SIMULATION_BEGINS", {"nb_resources": 4, "nb_compute_resources": nb, "config": {}}))
+    assert decode_error(text) == ("Batsim message 1, event 0 (SIMULATION_BEGINS): 'data.nb_compute_resources' must "
+                                  f"be in 1..16777216, got {nb}")
+
+
 def test_reply_now_may_not_precede_the_received_now():
     scheduler = SchedulerCodec()
     scheduler.decode(message(5.0))

@@ -98,7 +98,7 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import from_interval_string, to_interval_string
 from scheduler.errors import ProtocolError
-from scheduler.values import MAX_SECONDS, is_number
+from scheduler.values import MAX_MACHINES, MAX_SECONDS, is_number
 
 #: The ``job_state`` values of JOB_COMPLETED.
 JOB_STATES = frozenset({SUCCESS, FAILED, WALLTIME, KILLED, REJECTED})
@@ -268,6 +268,9 @@ class SchedulerCodec:
         nb = data.nb_compute_resources if data.nb_compute_resources is not UNSET else data.nb_resources
         if nb is UNSET:
             raise Invalid("missing 'data.nb_resources'")
+        if not 0 < nb <= MAX_MACHINES:  # the machines are a bit mask: 2**60 of them would fill the memory
+            which = "nb_compute_resources" if data.nb_compute_resources is not UNSET else "nb_resources"
+            raise Invalid(f"'data.{which}' must be in 1..{MAX_MACHINES}, got {nb}")
         for key, kind in _CONFIG_KINDS.items():
             wire.field(data.config, key, kind, "data.config", None)
         for workload, table in data.profiles.items():
