@@ -5,7 +5,7 @@ import pytest
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import (
     CallMeLater, Execute, JobCompleted, JobKilled, JobSubmitted, Kill, NoMoreStaticJobs, RegisterJob,
-    RegistrationFinished, RequestedCall, SimulationBegins,
+    RegistrationFinished, RequestedCall, SetMetadata, SimulationBegins,
 )
 from scheduler.core.job import Job
 from scheduler.errors import SimulationError
@@ -61,14 +61,15 @@ def test_same_time_submissions_arrive_in_one_message_in_id_string_order():
     assert [type(e) for e in at_ten[1]] == [NoMoreStaticJobs]
 
 
-def test_same_instant_events_come_in_timer_arming_order():
-    # job 0's end (t=10) is armed when it starts at 0; the submitter arms its wake-up for
-    # t=10 when it delivers job 1 at t=5, before the scheduler starts job 1 (end at 10).
+def test_same_instant_events_come_in_the_order_their_sleeps_started():
+    # job 0's end (t=10) starts sleeping at 0; the submitter starts sleeping until t=10 when it
+    # delivers job 1 at t=5, before the scheduler starts job 1 (end at 10). The submitter's goodbye
+    # reaches the server before it has handled job 1's end: one message (as real Batsim 4.2.1 does).
     recorder = Recorder(2)
     BatsimEngine(make_workload([(0, 1, 100, 10), (5, 1, 100, 5), (10, 1, 100, 1)], nb_res=2)).run(recorder)
     at_ten = [events for now, events in recorder.messages if now == 10][0]
-    assert [type(e) for e in at_ten] == [JobCompleted, JobSubmitted, JobCompleted]
-    assert [getattr(e, 'job_id', None) for e in at_ten] == ['w0!0', None, 'w0!1']
+    assert [type(e) for e in at_ten] == [JobCompleted, JobSubmitted, JobCompleted, NoMoreStaticJobs]
+    assert [getattr(e, 'job_id', None) for e in at_ten] == ['w0!0', None, 'w0!1', None]
 
 
 def test_simulation_begins_first_with_the_machine_size():
@@ -205,3 +206,31 @@ def test_a_busy_scheduler_gets_what_happened_meanwhile_in_one_message():
     # the kill's answer is part of the next wave: in the message after the reply, at the reply's clock
     assert messages[3] == (2.5, [("JobCompleted", 2.5), ("JobKilled", 2.5)])
     assert rows.loc["1", "final_state"] == "COMPLETED_KILLED"
+
+
+@pytest.mark.parametrize("nb_messages, grouped", [(500, True), (2000, False)])
+def test_same_instant_ends_split_when_simgrids_rounding_sets_them_apart(nb_messages, grouped):
+    """Two jobs due to end at t=25,000: job 0 started at 20,000 and lived through ``nb_messages`` more of
+    Batsim's internal messages than job 1 (the SET_JOB_METADATA sent with its start), each a SimGrid step of
+    1e-12 s that its remainder (below 16,384 s) loses with rounding, about 0.9e-12 s each. Below 1e-9 s apart
+    the two end in one step; beyond, job 0 ends one step earlier and alone, at the same printed time. Real
+    Batsim 4.2.1 does exactly this with 500 and 2000 messages (checked with a raw ZeroMQ scheduler)."""
+    messages = []
+
+    def decide(now, events):
+        messages.append((now, [(type(e).__name__, getattr(e, "job_id", None)) for e in events]))
+        decisions = []
+        for event in events:
+            if isinstance(event, JobSubmitted):
+                machine = int(event.job.id.split("!")[1])
+                decisions.append(Execute.on(event.job.id, ProcSet(machine)))
+                if machine == 0:
+                    decisions += [SetMetadata(event.job.id, f"m{i}") for i in range(nb_messages)]
+        return decisions
+
+    BatsimEngine(make_workload([(20000, 1, 100000, 5000), (21000, 1, 100000, 4000)], nb_res=2)).run(decide)
+    at_end = [events for now, events in messages if now == 25000]
+    if grouped:
+        assert at_end[0] == [("JobCompleted", "w0!0"), ("JobCompleted", "w0!1")]
+    else:
+        assert at_end[:2] == [[("JobCompleted", "w0!0")], [("JobCompleted", "w0!1")]]

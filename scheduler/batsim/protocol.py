@@ -531,7 +531,8 @@ class BatsimCodec:
         for job_id in event.job_ids:
             value = self.progress_of(job_id)
             if value is not None:
-                progress[job_id] = {"profile_name": self._job_profiles.get(job_id, ""), "progress": float(value)}
+                # Batsim prints every number with 6 decimals (``%f``)
+                progress[job_id] = {"profile_name": self._job_profiles.get(job_id, ""), "progress": round(value, 6)}
         return progress
 
     def _simulation_begins(self, event: SimulationBegins, where: str) -> dict[str, Any]:

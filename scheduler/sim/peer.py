@@ -52,18 +52,24 @@ def run_peer(workload: Workload, endpoint: str, nb_machines: int | None = None,
              timeout: float | None = None, progress: Callable[[int], None] | None = None) -> SimulationResult:
     """Simulate ``workload`` with the decision process listening at ``endpoint``."""
     engine = BatsimEngine(workload, nb_machines, options)
-    codec = BatsimCodec(
+    remote = RemoteDecisionProcess(endpoint, batsim_codec(engine, host_names), timeout)
+    try:
+        return engine.run(remote, progress)
+    finally:
+        remote.close()
+
+
+def batsim_codec(engine: BatsimEngine, host_names: Sequence[str] | None = None) -> BatsimCodec:
+    """Batsim's side of the protocol for ``engine``'s simulation: its workload, profiles, allocations and
+    the progress of killed jobs."""
+    workload = engine.workload
+    return BatsimCodec(
         host_names=list(host_names)[: engine.nb_machines] if host_names is not None else None,
         workloads={workload.name: str(workload.source or "")},
         profiles={workload.name: workload_profiles(workload)},
         alloc_of=lambda job_id: engine.jobs[job_id].mask,
         progress_of=lambda job_id: _progress(engine, job_id),
     )
-    remote = RemoteDecisionProcess(endpoint, codec, timeout)
-    try:
-        return engine.run(remote, progress)
-    finally:
-        remote.close()
 
 
 def workload_profiles(workload: Workload) -> dict[str, dict]:

@@ -1,0 +1,233 @@
+"""SimGrid 3.32's clock and sleeping actions, computed as Batsim 4.2.1 has SimGrid compute them.
+
+Batsim runs SimGrid's ``ptask_L07`` host model, which updates every action at every step: SimGrid finds
+the next action to end, adds its remaining duration to the clock and subtracts it from every sleeping
+action's remaining duration; an action whose remainder falls below 1e-9 s (``surf/precision``) ends in
+that step. Batsim's actors talk through 1-byte messages, and on a platform whose links have zero latency
+and 1000 GBps of bandwidth (the platforms ``scheduler.platforms`` writes) each message takes one step of
+1e-12 s.
+
+In floating point these steps round: above 16384 s the clock ignores a 1e-12 s step, while a remainder
+up to 16384 s loses up to 1.8e-12 s to it; the remainders carry these errors from step to step. Two sleeps
+due at the same instant therefore end in the same step only when their remainders differ by less than
+1e-9 s; otherwise they end one step apart, and Batsim, which prints times with 6 decimals, reports them at
+the same time in two messages. :class:`Timeline` reproduces that arithmetic exactly (Python floats are
+IEEE doubles, as SimGrid's) without touching every sleep at every step: a sleep's remainder is replayed
+from a log of the steps when it is about to end.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: The duration of one of Batsim's internal messages (1 byte at 1000 GBps, no latency).
+MESSAGE_TIME = 1e-12
+#: SimGrid's ``surf/precision``: a remainder below it is zero.
+PRECISION = 1e-9
+#: Sleeps whose ends are this close to the next end are followed step by step (drift is ~1e-8 s at most).
+_NEAR = 1e-6
+#: Above this, one message step does not change a double (at it, the next double down is 1.8e-12 away).
+_ABSORBED = 16384.0
+#: Replays of more log entries than this go through numpy while they can.
+_LONG_REPLAY = 24
+
+
+@dataclass(slots=True, eq=False)
+class Sleep:
+    """A sleeping action: ``remaining`` seconds as of log entry ``mark`` (or now, once followed)."""
+
+    seq: int
+    remaining: float
+    mark: int
+    end: float  # approximate: the clock when it started plus its duration
+    owner: Any = None
+    cancelled: bool = False
+    followed: bool = field(default=False)
+
+
+def after_messages(remaining: float, count: int) -> float:
+    """``remaining`` after ``count`` message steps, each ``remaining -= MESSAGE_TIME`` rounded as a double
+    (and zero below :data:`PRECISION`), in a few operations per binade crossed."""
+    while count and remaining:
+        if remaining > _ABSORBED:
+            return remaining
+        step = remaining - MESSAGE_TIME
+        if step < PRECISION:
+            return 0.0
+        loss = remaining - step  # exact: the decrement every step takes within this binade
+        low = math.ldexp(0.5, math.frexp(remaining)[1])  # the binade's lower bound
+        safe = min(count, int((remaining - low - MESSAGE_TIME) / loss))  # steps that stay in the binade
+        if safe > 1:
+            remaining -= safe * loss
+            count -= safe
+        else:
+            remaining = step
+            count -= 1
+    return remaining
+
+
+class Timeline:
+    """SimGrid's clock and its sleeping actions, step by step.
+
+    Each step is either a message step (:meth:`message_step`) or a jump to the next end of a sleep
+    (:meth:`jump`); both return the sleeps that ended in it, in the order they started. Creating
+    actions (sleeps, messages) draws from one sequence, which orders what ends in the same step.
+    """
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._seq = 0
+        self._log = array("d")  # a positive entry: a step's duration; -k: k message steps
+        self._open_run = False  # whether the next message step may extend the log's last run
+        self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
+        self._followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def sleep(self, duration: float, owner: Any) -> Sleep:
+        """A sleep of ``duration`` seconds starting now."""
+        sleep = Sleep(self.next_seq(), duration, len(self._log), self.now + duration, owner)
+        followed = self._followed
+        if duration < _NEAR or (followed and sleep.end <= min(s.end for s in followed) + _NEAR):
+            sleep.followed = True
+            followed.append(sleep)
+        else:
+            heapq.heappush(self._waiting, (sleep.end, sleep.seq, sleep))
+            self._open_run = False
+        return sleep
+
+    def cancel(self, sleep: Sleep) -> None:
+        sleep.cancelled = True
+        if sleep.followed:
+            self._followed.remove(sleep)
+
+    @property
+    def following(self) -> bool:
+        """Whether some sleep is about to end (it could end during a message step)."""
+        return bool(self._followed)
+
+    @property
+    def idle(self) -> bool:
+        """No sleep left."""
+        self._drop_cancelled()
+        return not self._waiting and not self._followed
+
+    def message_step(self, limit: float = MESSAGE_TIME) -> tuple[float, list[Sleep]]:
+        """A step of a message in flight that needs ``limit`` more seconds: its duration (shorter when a
+        sleep ends first) and the sleeps that ended."""
+        followed = self._followed
+        if not followed and limit == MESSAGE_TIME:  # the common case: nothing else ends in it
+            if self._open_run:
+                self._log[-1] -= 1.0
+            else:
+                self._log.append(-1.0)
+                self._open_run = True
+            self.now += MESSAGE_TIME
+            return MESSAGE_TIME, []
+        delta = limit
+        if followed:
+            delta = min(delta, min(s.remaining for s in followed))
+        if delta == MESSAGE_TIME:
+            if self._open_run:
+                self._log[-1] -= 1.0
+            else:
+                self._log.append(-1.0)
+                self._open_run = True
+        else:
+            self._log.append(delta)
+            self._open_run = False
+        self.now += delta
+        return delta, self._update_followed(delta)
+
+    def jump(self) -> list[Sleep]:
+        """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
+        self._follow_next()
+        followed = self._followed
+        delta = min(s.remaining for s in followed)
+        self._log.append(delta)
+        self._open_run = False
+        self.now += delta
+        return self._update_followed(delta)
+
+    # --- internals -----------------------------------------------------------------
+
+    def _update_followed(self, delta: float) -> list[Sleep]:
+        ended = []
+        for sleep in self._followed:
+            sleep.remaining -= delta
+            if sleep.remaining < PRECISION:
+                sleep.remaining = 0.0
+                ended.append(sleep)
+        if ended:
+            self._followed = [s for s in self._followed if s.remaining]
+        return ended
+
+    def _follow_next(self) -> None:
+        """Follow, with exact remainders, every waiting sleep that may end as soon as the first one."""
+        waiting, followed = self._waiting, self._followed
+        self._drop_cancelled()
+        if not waiting:
+            return
+        horizon = waiting[0][0]
+        if followed:
+            horizon = min(horizon, self.now + min(s.remaining for s in followed))
+        horizon += _NEAR
+        while waiting and waiting[0][0] <= horizon:
+            sleep = heapq.heappop(waiting)[2]
+            if sleep.cancelled:
+                continue
+            sleep.remaining = self._replay(sleep)
+            sleep.followed = True
+            followed.append(sleep)
+        followed.sort(key=_seq_of)
+
+    def _replay(self, sleep: Sleep) -> float:
+        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since.
+
+        While the remainder is above 16384 s, message steps leave it unchanged and the other steps are
+        plain subtractions, which numpy's ``subtract.accumulate`` rounds one by one as SimGrid does."""
+        remaining = sleep.remaining
+        entries = self._log[sleep.mark:]
+        if remaining > _ABSORBED and len(entries) > _LONG_REPLAY:
+            logged = np.frombuffer(entries, dtype=np.float64)
+            where = np.flatnonzero(logged > 0)
+            path = np.subtract.accumulate(np.concatenate(([remaining], logged[where])))
+            below = np.flatnonzero(path <= _ABSORBED)
+            if not len(below):
+                return float(path[-1])
+            remaining = float(path[below[0]])
+            entries = entries[int(where[below[0] - 1]) + 1:]
+        low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
+        for entry in entries:
+            if entry > 0:
+                remaining -= entry
+                if remaining < PRECISION:
+                    remaining = 0.0
+            elif remaining <= _ABSORBED:
+                if not low <= remaining < high:
+                    low = math.ldexp(0.5, math.frexp(remaining)[1])
+                    high, middle = 2 * low, 1.5 * low
+                    loss = middle - (middle - MESSAGE_TIME)
+                after = remaining + entry * loss  # entry = -count
+                if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+                    remaining = after
+                else:
+                    remaining = after_messages(remaining, int(-entry))
+        return remaining
+
+    def _drop_cancelled(self) -> None:
+        waiting = self._waiting
+        while waiting and waiting[0][2].cancelled:
+            heapq.heappop(waiting)
+
+
+def _seq_of(sleep: Sleep) -> int:
+    return sleep.seq
