@@ -309,6 +309,9 @@ class SchedulerConfig:
             raise ConfigError("probe_length: it is the trial run of uncertain jobs: set probe_threshold too")
         if self.siblings != "keep" and self.safeguard != "kill":
             raise ConfigError("siblings: only the kill safeguard kills jobs; it needs safeguard 'kill'")
+        if self.model is not None and self.classifier != "rf":
+            raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
+                              f"(got {self.classifier!r})")
         if self.partial_oracle != "none" and self.classifier != "rf":
             raise ConfigError("partial_oracle: it corrects the forest's answers: it needs classifier 'rf'")
         if self.divider_estimates != "none" and self.safeguard != "kill":
@@ -358,7 +361,10 @@ class SchedulerConfig:
         normalized = {str(key).replace("-", "_"): value for key, value in options.items()}
         unknown = sorted(set(normalized) - set(known))
         if unknown:
-            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            hint = " (tau is not a scheduling option: simulate takes --tau, a sweep config its own 'tau')" \
+                if "tau" in unknown else ""
+            raise ConfigError(f"{source}: unknown option(s) {', '.join(unknown)}{hint}; "
+                              f"known: {', '.join(sorted(known))}")
         return normalized
 
     @classmethod

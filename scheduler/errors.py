@@ -4,6 +4,11 @@
 class SchedulerError(Exception):
     """Base class: the CLI prints these as one line, without a traceback, and exits non-zero."""
 
+    def __str__(self) -> str:
+        """The message on one line: a control character from the input (a newline in a job id) escaped."""
+        text = super().__str__()
+        return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
 
 class WorkloadError(SchedulerError):
     """A trace or workload file is missing, malformed or inconsistent."""
@@ -23,3 +28,7 @@ class ProtocolError(SchedulerError):
 
 class SimulationError(SchedulerError):
     """A decision cannot be applied (impossible allocation, unknown job, ...)."""
+
+
+class OutputError(SchedulerError):
+    """A result cannot be written where it was asked to go."""

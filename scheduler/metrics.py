@@ -22,9 +22,10 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
 
 - ``mean_bsld``, ``max_bsld``, ``cumulative_bsld`` (sum of bsld; :func:`cumulative_bsld` gives the
   running sum in submission order), ``mean_wait``, ``max_wait``, ``mean_response`` (AF);
-- ``makespan`` = last finish - first submission;
+- ``makespan`` = the last finish time, from time 0: Batsim's ``makespan`` (``_schedule.csv``);
+- ``span`` = last finish - first submission: the time the workload occupied the machine;
 - ``utilisation`` = processor-seconds of all attempts (killed ones included) /
-  (nb_machines x makespan). On KTH-SP2 (first submission at 0) this is Batsim's
+  (nb_machines x span). On KTH-SP2 (first submission at 0) this is Batsim's
   time_computing / (nb_machines x makespan);
 - ``awf`` and ``p2sf`` from Goponenko et al., "Metrics for Packing Efficiency and Fairness of HPC
   Cluster Batch Job Scheduling", SBAC-PAD 2022 (doi:10.1109/SBAC-PAD55451.2022.00035), as in the
@@ -192,11 +193,13 @@ def summarize(jobs: JobsTable, nb_machines: int | None = None, tau: float = 60.0
     summary.update(_aggregates(done, tau))
     summary["nb_kills"] = int((folded["attempts"] - 1).sum())
     summary["wasted_core_seconds"] = float(np.nansum(folded["wasted_core_seconds"]))
-    makespan = float(np.nanmax(done["finish"]) - np.nanmin(folded["submission_time"])) if nb_done else 0.0
+    makespan = float(np.nanmax(done["finish"])) if nb_done else 0.0
+    span = makespan - float(np.nanmin(folded["submission_time"])) if nb_done else 0.0
     summary["useful_core_seconds"] = float(np.nansum(done["runtime"] * done["res"]))
     used = summary["useful_core_seconds"] + summary["wasted_core_seconds"]
     summary["makespan"] = makespan
-    summary["utilisation"] = used / (nb_machines * makespan) if nb_machines and makespan > 0 else math.nan
+    summary["span"] = span
+    summary["utilisation"] = used / (nb_machines * span) if nb_machines and span > 0 else math.nan
     summary["awf"] = awf(done["wait"], done["runtime"], done["res"])
     summary["p2sf"] = p_alpha_sf(done["wait"], done["runtime"], done["res"], 2.0)
     if "class" in folded:

@@ -74,14 +74,10 @@ def platform_xml(nb_hosts: int, *, name: str | None = None, speed: str = "1Gf") 
 
 
 def write_platform(path: str | Path, nb_hosts: int, *, name: str | None = None) -> Path:
-    """Write :func:`platform_xml` to ``path``."""
-    path = Path(path)
-    text = platform_xml(nb_hosts, name=name)
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise PlatformError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    return path
+    """Write :func:`platform_xml` to ``path`` (atomically)."""
+    from scheduler.outputs import write_text
+
+    return write_text(path, platform_xml(nb_hosts, name=name))
 
 
 def read_platform(path: str | Path) -> Platform:

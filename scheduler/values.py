@@ -9,6 +9,14 @@ import math
 import numbers
 from typing import Any
 
+#: The largest time a workload may hold, in seconds (2**33 s, about 272 years): below it a float keeps the
+#: microseconds that Batsim's outputs print (2**33 s x 2**20 steps a second = 2**53, a float's exact integers).
+MAX_SECONDS = 2.0 ** 33
+#: The largest whole number a workload's field may hold (job numbers, user ids...): what a float holds exactly.
+MAX_INTEGER = 2 ** 53
+#: The largest machine: 2**24 processors (16.7 million; the largest machines have about 10 million cores).
+MAX_MACHINES = 2 ** 24
+
 
 def is_number(value: Any) -> bool:
     """A real number (Python or numpy), not a bool."""

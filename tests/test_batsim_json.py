@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -118,13 +119,28 @@ BASE = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}]
 @pytest.mark.parametrize("change, message", [
     ({"nb_res": 0}, "'nb_res' must be a positive integer"),
     ({"jobs": []}, "no jobs"),
-    ({"jobs": [{"id": 1, "subtime": 0, "res": 9, "profile": "d"}]}, r"job #0 \(id 1\) has 'res' = 9"),
-    ({"jobs": [{"id": 1, "subtime": 0, "res": -2, "profile": "d"}]}, r"'res' = -2"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": 9, "profile": "d"}]},
+     r"job #0 \(id 1\) has an invalid 'res': 9 \(expected a whole number in 1..4\)"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": -2, "profile": "d"}]}, r"invalid 'res': -2"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": True, "profile": "d"}]}, r"invalid 'res': True"),
     ({"jobs": [{"id": 1, "res": 1, "profile": "d"}]}, "jobs have no 'subtime' field"),
     ({"jobs": [{"id": 1, "subtime": "x", "res": 1, "profile": "d"}]}, "invalid 'subtime'"),
     ({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "e"}]}, "unknown profile 'e'"),
     ({"jobs": BASE["jobs"] * 2}, r"duplicate job ids \['1'\]"),
     ({"profiles": {"d": {"type": "delay"}}}, "numeric 'delay'"),
+    # issue 23: a string or NaN time is no number, a time past the range no time, a negative delay no runtime
+    ({"jobs": [{"id": 1, "subtime": "10", "res": 1, "profile": "d"}]}, r"invalid 'subtime': '10' \(expected seconds"),
+    ({"jobs": [{"id": 1, "subtime": math.nan, "res": 1, "profile": "d"}]}, r"invalid 'subtime': nan \(expected"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 1e300}]}, r"invalid 'walltime': 1e\+300"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 0}]}, r"invalid 'walltime': 0 "),
+    ({"jobs": [{"id": 1, "subtime": 10 ** 30, "res": 1, "profile": "d"}]}, r"invalid 'subtime': 1000000000000000"),
+    ({"profiles": {"d": {"type": "delay", "delay": -5}}}, r"profile 'd' has an invalid 'delay': -5"),
+    ({"profiles": {"d": {"type": "delay", "delay": 10 ** 400}}}, r"profile 'd' has an invalid 'delay': 1000"),
+    ({"jobs": [{"id": "a,b", "subtime": 0, "res": 1, "profile": "d"}]}, r"invalid 'id': 'a,b' \(expected a string or"),
+    ({"jobs": [{"id": 1.5, "subtime": 0, "res": 1, "profile": "d"}]}, r"invalid 'id': 1.5"),
+    ({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": 7}]}, r"invalid 'profile': 7 \(expected a string,"),
+    ({"nb_res": 2 ** 40}, r"'nb_res' must be a positive integer \(at most 16,777,216\)"),
+    ({"UnixStartTime": "x"}, r"invalid 'UnixStartTime': 'x'"),
 ])
 def test_invalid_workloads_name_the_problem(tmp_path, change, message):
     with pytest.raises(WorkloadError, match=message):
@@ -154,3 +170,10 @@ def test_unknown_format_and_missing_file(tmp_path):
 def test_a_profile_used_with_two_runtimes_cannot_be_written():
     with pytest.raises(WorkloadError, match="profile 'p' is used with several runtimes"):
         workload_json(workload(profile=["p", "p"]))
+
+
+def test_a_gz_name_without_gzip_data_says_so(tmp_path):
+    path = tmp_path / "w.json.gz"
+    path.write_bytes(bytes(range(7, 200)))
+    with pytest.raises(WorkloadError, match=r"w\.json\.gz: not gzip data, although the name ends in \.gz"):
+        read_batsim_json(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -111,6 +112,28 @@ def test_invalid_rules_and_empty_result():
         CleaningRules(missing_walltime="max")
     with pytest.raises(WorkloadError, match="no job left after cleaning"):
         clean(read_swf(DATA / "tiny.swf", where=lambda chunk: chunk["runtime"] <= 0))
+    for pad in (math.nan, math.inf, -1.0):
+        with pytest.raises(WorkloadError, match="walltime_pad must be seconds from 0 to 8589934592"):
+            CleaningRules(walltime_pad=pad)
+    with pytest.raises(WorkloadError, match="missing_walltime must be positive seconds"):
+        CleaningRules(missing_walltime=math.inf)
+
+
+def test_the_machine_size_and_the_start_time_must_fit_the_simulator(tmp_path):
+    path = tmp_path / "big.swf"
+    path.write_text("; MaxProcs: 99999999999\n; UnixStartTime: 1\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n")
+    with pytest.raises(WorkloadError, match=r"big\.swf: machine size 99999999999 \(header MaxProcs\) must be in "
+                                            r"1\.\.16,777,216"):
+        clean(read_swf(path))
+    path.write_text("; MaxProcs: 8\n; UnixStartTime: 99999999999999\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n")
+    with pytest.raises(WorkloadError, match=r"big\.swf: header: invalid 'UnixStartTime': 99999999999999 \(expected "
+                                            r"seconds within 8589934592"):
+        clean(read_swf(path))
+    # found by tests/test_fuzz_doors.py: convert wrote a TimeZone its own reader refused
+    path.write_text("; MaxProcs: 8\n; TimeZone: 9007199254740993\n1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n")
+    with pytest.raises(WorkloadError, match=r"big\.swf: header: invalid 'TimeZone': 9007199254740993 \(expected an "
+                                            r"offset in seconds within a day\)"):
+        clean(read_swf(path))
 
 
 def test_kth_counts_match_the_reference_conversion():

@@ -9,7 +9,7 @@ import io
 import pytest
 
 from scheduler.cli import workloads as cli
-from scheduler.errors import PlatformError, SchedulerError, WorkloadError
+from scheduler.errors import OutputError, SchedulerError, WorkloadError
 from scheduler.platforms import read_platform
 from scheduler.workloads import archive, load_workload
 
@@ -65,8 +65,9 @@ def test_platform(tmp_path, capsys):
     path = tmp_path / "p.xml"
     assert run("platform", "--nb-res", 32, "-o", path, "--name", "test") == 0
     assert read_platform(path).nb_compute_hosts == 32
-    with pytest.raises(PlatformError, match="cannot write"):
-        run("platform", "--nb-res", 4, "-o", tmp_path / "no" / "dir.xml")
+    assert run("platform", "--nb-res", 4, "-o", tmp_path / "new" / "dir.xml") == 0  # folders are made
+    with pytest.raises(OutputError, match=r"^--output .*p\.xml/dir\.xml: .*p\.xml is not a folder$"):
+        run("platform", "--nb-res", 4, "-o", path / "dir.xml")
     with pytest.raises(SystemExit):
         run("platform", "--nb-res", 0, "-o", path)
 

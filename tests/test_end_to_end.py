@@ -74,13 +74,23 @@ def test_sched_config_from_batsim_sets_the_policy():
 
 def test_a_scheduler_that_disappears_gives_a_clear_error():
     endpoint = free_endpoint()  # nobody listens there
-    with pytest.raises(ProtocolError, match="no reply from the scheduler"):
+    with pytest.raises(ProtocolError, match=r"no reply from the scheduler at .* within 0\.5 s \(message 1\): is a "
+                                            r"scheduler listening there\? \(--timeout S; 0 waits forever\)"):
         run_peer(make_workload([(0, 1, 10, 5)], nb_res=1), endpoint, timeout=0.5)
 
 
-def test_a_batsim_that_disappears_gives_a_clear_error():
-    with pytest.raises(ProtocolError, match="no message from Batsim"):
+def test_a_batsim_that_never_comes_gives_a_clear_error():
+    with pytest.raises(ProtocolError, match=r"no Batsim connected to tcp://.* within 0\.3 s"):
         DecisionServer(free_endpoint(), timeout=0.3).run()
+
+
+def test_both_sides_of_the_socket_wait_600_s_by_default():
+    """Issue 23: batsim-peer with no scheduler listening, and serve with no Batsim, waited forever."""
+    from scheduler.cli import build_parser
+
+    for argv in (["serve"], ["batsim-peer", "-p", "p.xml", "-w", "w.json"]):
+        assert build_parser(argv[0]).parse_args(argv).timeout == 600
+        assert build_parser(argv[0]).parse_args([*argv, "--timeout", "0"]).timeout is None  # forever, on demand
 
 
 def protocol_path(workload, config):

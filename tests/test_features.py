@@ -23,6 +23,7 @@ from scheduler.knowledge.features import (
     feature_names,
     requested_procs,
     resolve_timezone,
+    submission_instant,
     temporal_columns,
     temporal_features,
     timezone_from_header,
@@ -35,6 +36,13 @@ def job(subtime=0.0, res=1, walltime=100.0, **extras) -> Job:
 
 
 # --- static features -------------------------------------------------------------------
+
+@pytest.mark.parametrize("unix", [1e30, -1e12, math.nan, 2 ** 63])
+def test_a_submission_time_the_calendar_cannot_hold_is_not_used(unix):
+    """Found by tests/test_fuzz_doors.py: ``unix_submit_time`` 1e30 crashed ``datetime.fromtimestamp``."""
+    assert submission_instant(job(subtime=7.0, unix_submit_time=unix)) == (7.0, False)
+    assert submission_instant(job(subtime=7.0, unix_submit_time=8589934592)) == (8589934592.0, True)
+
 
 def test_temporal_features_in_the_traces_local_time():
     stockholm = resolve_timezone("Europe/Stockholm")

@@ -158,18 +158,52 @@ def test_a_meaningless_value_is_rejected_naming_the_option_from_every_source(nam
     assert name in str(error.value)
 
 
-@pytest.mark.parametrize("argv", [["simulate", "w.json", "--tau", "-5"], ["simulate", "w.json", "--tau", "0"],
-                                  ["simulate", "w.json", "--nb-res", "0"], ["report", "r", "-o", "out", "--tau", "-1"],
-                                  ["serve", "--timeout", "-2"], ["simulate", "w.json", "--seed", "1.5"],
-                                  ["simulate", "w.json", "--starvation-threshold", "soon"]])
-def test_meaningless_command_line_values_stop_the_parser(argv, capsys):
+@pytest.mark.parametrize("argv, accepted", [
+    (["simulate", "w.json", "--tau", "-5"], "a positive number of seconds"),
+    (["simulate", "w.json", "--tau", "0"], "a positive number of seconds"),
+    (["simulate", "w.json", "--nb-res", "0"], "a positive integer"),
+    (["report", "r", "-o", "out", "--tau", "-1"], "a positive number of seconds"),
+    (["serve", "--timeout", "-2"], "seconds"),
+    (["simulate", "w.json", "--seed", "1.5"], "an integer"),
+    (["simulate", "w.json", "--starvation-threshold", "soon"], "a number"),
+    (["serve", "--variant", "nope"], "choose from 'base', 'classification', "),
+    (["generate", "-o", "w.json", "--seed", "-1"], "an integer in [0, 2**32)"),
+    (["generate", "-o", "w.json", "--load", "nan"], "a positive number"),
+    (["generate", "-o", "w.json", "--load", "inf"], "a positive number"),
+    (["generate", "-o", "w.json", "--weeks", "nan"], "a positive number"),
+    (["platform", "-o", "p.xml", "--nb-res", "0"], "a positive integer"),
+    (["convert", "t.swf", "-o", "w.json", "--walltime-pad", "nan"], "seconds >= 0"),
+])
+def test_meaningless_command_line_values_stop_the_parser_with_one_line(argv, accepted, capsys):
+    """Issue 23: argparse printed 17 lines of usage; every error is now one line naming the option and what it
+    accepts (exit code 2, a command-line mistake)."""
     with pytest.raises(SystemExit) as stop:
-        build_parser().parse_args(argv)
+        build_parser(argv[0]).parse_args(argv)
     assert stop.value.code == 2
-    assert f"argument {argv[-2]}" in capsys.readouterr().err.splitlines()[-1]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {argv[0]}: argument {argv[-2]}") and accepted in err
+    assert err.endswith(f"(see python -m scheduler {argv[0]} --help)\n")
+
+
+def test_a_missing_argument_is_one_line_too(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["convert", "t.swf"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("error: convert: the following arguments are required: -o/--output "
+                                       "(see python -m scheduler convert --help)\n")
 
 
 @pytest.mark.parametrize("tau", [-5, 0, float("nan"), "60"])
 def test_a_sweep_rejects_a_meaningless_tau(tau):
     with pytest.raises(ConfigError, match="'tau'"):
         parse_config({"traces": ["x.swf"], "tau": tau})
+
+
+@pytest.mark.parametrize("argv, classifier", [([], "none"), (["--classifier", "oracle"], "oracle"),
+                                              (["--variant", "class-clairvoyant"], "oracle")])
+def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path, capsys):
+    """Issue 23: ``--model FILE`` without ``--classifier rf`` was ignored and base ran."""
+    workload = REPO / "workloads" / "sample.json"
+    assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 1
+    assert capsys.readouterr().err == ("error: scheduling options: model: a saved classifier is the paper's Random "
+                                       f"Forest: it needs classifier 'rf' (got {classifier!r})\n")

@@ -102,8 +102,14 @@ def test_read_errors_name_the_file_line_and_column(tmp_path):
         read_jobs_csv(bad_number)
     bad_int = tmp_path / "int.csv"
     bad_int.write_text("\n".join(lines[:2] + [lines[2].replace("5.000000,1,50", "5.000000,1.5,50")]) + "\n")
-    with pytest.raises(WorkloadError, match=r"line 3: column requested_number_of_resources"):
+    with pytest.raises(WorkloadError, match=r"line 3: column requested_number_of_resources: expected an integer, "
+                                            r"got 1\.5$"):
         read_jobs_csv(bad_int)
+    truncated = tmp_path / "truncated.csv"  # issue 23: the error showed np.float64(nan)
+    truncated.write_text("\n".join(lines[:3] + [lines[3][:lines[3].index(",", lines[3].index(",") + 1)]]) + "\n")
+    with pytest.raises(WorkloadError, match=r"truncated\.csv, line 4: column requested_number_of_resources: "
+                                            r"expected an integer, got nothing \(a truncated line\?\)$"):
+        read_jobs_csv(truncated)
 
 
 def test_schedule_summary_of_the_fixture():

@@ -305,6 +305,23 @@ def test_now_may_not_decrease_across_messages():
     assert "Batsim message 2: now=4.0 is before the previous message's now=5.0" in decode_error(message(4.0), scheduler)
 
 
+def test_times_outside_the_simulators_range_are_refused():
+    """Found by tests/test_fuzz_doors.py: a JOB_SUBMITTED at 1e300 s crashed the classifier's calendar."""
+    assert decode_error(message(1e300)) == ("Batsim message 1: now=1e+300 is outside the simulator's time range "
+                                            "(0 to 8589934592 s)")
+    assert "now=-1.0 is outside" in decode_error(message(-1.0))
+    assert decode_error(message(5.0, (-3.0, "REQUESTED_CALL", {}))) == \
+        "Batsim message 1, event 0 (REQUESTED_CALL): 'event.timestamp' must be >= 0, got -3.0"
+
+
+@pytest.mark.parametrize("nb", [0, 2 ** 53 + 1, 10 ** 20])
+def test_a_machine_the_scheduler_cannot_hold_is_refused(nb):
+    """Found by tests/test_fuzz_doors.py: nb_compute_resources 2**53+1 filled the memory (MemoryError)."""
+    text = message(0.0, (0.0, "SIMULATION_BEGINS", {"nb_resources": 4, "nb_compute_resources": nb, "config": {}}))
+    assert decode_error(text) == ("Batsim message 1, event 0 (SIMULATION_BEGINS): 'data.nb_compute_resources' must "
+                                  f"be in 1..16777216, got {nb}")
+
+
 def test_reply_now_may_not_precede_the_received_now():
     scheduler = SchedulerCodec()
     scheduler.decode(message(5.0))

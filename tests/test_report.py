@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from scheduler.cli import main
+from scheduler.config import SchedulerConfig
 from scheduler.errors import WorkloadError
 from scheduler.experiments.collect import analyze_run, discover_runs, variant_of
 from scheduler.experiments.grid import parse_config
@@ -123,18 +124,65 @@ def test_report_of_simulate_output(tmp_path):
     assert "| sample | EASY-SPF | – |" in (tmp_path / "report" / "REPORT.md").read_text()  # no reference run
 
 
-def test_variant_of():
+def test_variant_of_reads_every_option():
+    """Issue 23: any run with classifier rf and safeguard kill was classification-idempotent, whatever its probe
+    or classifier threshold, so probing runs were averaged into idempotent ones."""
     assert variant_of({"classifier": "rf", "safeguard": "kill", "estimates": "requested"}) == "classification-idempotent"
     assert variant_of({"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"}) == "runtimes-clairvoyant"
-    assert variant_of({"classifier": "oracle", "safeguard": "kill", "estimates": "requested"}) == "custom"
-    assert variant_of({"classifier": "none", "safeguard": "none", "estimates": "requested",
-                       "predictor": "ave2"}) == "base+ave2"
+    assert variant_of(SchedulerConfig.variant("classification-probing", policy="spf", seed=3).to_dict()) \
+        == "classification-probing"
+    assert variant_of({"classifier": "rf", "safeguard": "kill", "probe_threshold": 0.3}) \
+        == "classification-idempotent+probe_threshold=0.3"
+    assert variant_of({"classifier": "rf", "safeguard": "kill", "classifier_threshold": 0.7,
+                       "probe_threshold": 0.02, "divider_estimates": "all"}) \
+        == "classification-probing+classifier_threshold=0.7"
+    assert variant_of({"classifier": "oracle", "safeguard": "kill"}, recorded="class-clairvoyant") \
+        == "class-clairvoyant+safeguard=kill"
+    assert variant_of({"predictor": "ave2", "backfill_order": "spf"}) == "base+backfill_order=spf+predictor=ave2"
+    assert variant_of({"model": "m.clf", "classifier": "rf", "safeguard": "kill"}) \
+        == "classification-idempotent+model=m.clf"
 
 
-def test_empty_folder_is_an_error(tmp_path):
-    with pytest.raises(WorkloadError, match="no run found"):
+def test_runs_that_differ_in_any_option_are_never_merged(tmp_path):
+    for name, options in [("a", []), ("b", ["--classifier-threshold", "0.7"]), ("c", ["--tau", "10"])]:
+        assert main(["simulate", str(SAMPLE), "--variant", "class-clairvoyant", "--divider", "3600",
+                     "-e", str(tmp_path / "runs" / name), "--no-progress", *options]) == 0
+    summary = json.loads((tmp_path / "runs" / "a_summary.json").read_text())
+    assert summary["variant"] == "class-clairvoyant"  # what the run recorded
+    found = {run.prefix.name: run.variant for run in discover_runs([tmp_path / "runs"])}
+    assert found == {"a": "class-clairvoyant+divider=3600+tau=60",  # a and c differ in tau only: it tells them apart
+                     "b": "class-clairvoyant+divider=3600+classifier_threshold=0.7",
+                     "c": "class-clairvoyant+divider=3600+tau=10"}
+
+
+def test_empty_folder_is_an_error_naming_it(tmp_path, capsys):
+    with pytest.raises(WorkloadError, match=f"no run found in {tmp_path} "):
         write_report(tmp_path, tmp_path / "report")
     assert main(["report", str(tmp_path / "absent"), "-o", str(tmp_path / "r")]) == 1
+
+
+@pytest.mark.parametrize("option, message", [
+    ("--reference-policy", "--reference-policy nope: no run has it; the runs' policies: fcfs, spf"),
+    ("--reference-variant", "--reference-variant nope: no run has it; the runs' variants: base, "),
+    ("--compare", "--compare nope: no run has it; the runs' variants: base, classification-idempotent, "
+                  "runtimes-clairvoyant"),
+])
+def test_a_reference_or_compared_name_no_run_has_is_an_error(results, tmp_path, capsys, option, message):
+    """They gave empty tables and exit 0."""
+    assert main(["report", str(results), "-o", str(tmp_path / "r"), "--no-plots", option, "nope"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
+    assert not (tmp_path / "r" / "REPORT.md").exists()
+
+
+def test_a_machine_size_the_jobs_contradict_is_an_error(results, tmp_path, capsys):
+    """A NAME_config.json saying 16 machines for a 128-machine run gave a utilisation of 5.39."""
+    run = results / "sample" / "fcfs" / "base" / "seed0"
+    shutil.copy(run / "run_jobs.csv", tmp_path / "kth_jobs.csv")
+    (tmp_path / "kth_config.json").write_text(json.dumps({"trace": "sample", "nb_machines": 16}))
+    assert main(["report", str(tmp_path), "-o", str(tmp_path / "r"), "--no-plots"]) == 1
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'kth_config.json'}: 'nb_machines' is 16, but "
+                                              "kth_jobs.csv has jobs on machine 127")
 
 
 def test_markdown_to_html():
@@ -164,8 +212,66 @@ def test_prediction_accuracy_is_reported(tmp_path):
     text = (tmp_path / "report" / "REPORT.md").read_text()
     assert "## Runtime prediction accuracy" in text
     runs = pd.read_csv(tmp_path / "report" / "runs.csv").set_index("variant")
-    assert runs.loc["base+ave2", "prediction_mae"] == pytest.approx(summary["mae"])
-    assert runs.loc["base+ave2", "prediction_ra"] == pytest.approx(summary["ra"])
+    name = "base+backfill_order=spf+predictor=ave2+correction=incremental"
+    assert runs.loc[name, "prediction_mae"] == pytest.approx(summary["mae"])
+    assert runs.loc[name, "prediction_ra"] == pytest.approx(summary["ra"])
     assert pd.isna(runs.loc["base", "prediction_mae"])
     accuracy = pd.read_csv(tmp_path / "report" / "tables" / "predictions.csv")
-    assert list(accuracy["variant"]) == ["base+ave2"]
+    assert list(accuracy["variant"]) == [name]
+
+
+def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
+    """Issue 23: Figure 7 had one labelled tick on a log axis, months ticked 0.2, 0.4 and, on a run shorter than
+    a month (this one), an x axis from -0.04 to 0.04; Figure 9's legend covered the tallest bar; PNGs were 90
+    dpi. Now: whole months, every panel with labelled y ticks, legends outside every plotting area, PNGs at 150
+    dpi with an SVG beside each."""
+    import struct
+
+    from scheduler.experiments import plots
+
+    figures = {}
+    save = plots._save
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        legends = [*fig.legends, *(ax.get_legend() for ax in axes if ax.get_legend())]
+        figures[path.name] = (axes, [legend.get_window_extent() for legend in legends],
+                              [ax.get_window_extent() for ax in axes])
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", keep)
+    written = write_report(results, tmp_path / "report")
+    assert len(figures) == len(written["plots"]) == 5
+    for name, (axes, legends, boxes) in figures.items():
+        assert legends, name
+        for legend in legends:
+            assert not any(legend.overlaps(box) for box in boxes), f"{name}: the legend covers a plot"
+        for ax in axes:
+            low, high = ax.get_ylim()
+            labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and low <= t.get_position()[1] <= high]
+            assert len(labels) >= 3, f"{name}: y ticks {labels}"
+            assert ax.get_xlabel() and ax.get_ylabel(), name
+    for ax in figures["fig7_monthly_bsld_sample.png"][0]:
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks == [1.0] and ax.get_xlim() == (0.5, 1.5)  # the one month, as a whole number
+    for path in written["plots"]:
+        data = path.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        x_ppm, y_ppm, unit = struct.unpack(">IIB", data[data.index(b"pHYs") + 4:][:9])
+        assert unit == 1 and round(x_ppm * 0.0254) == round(y_ppm * 0.0254) == 150
+        assert path.with_suffix(".svg").read_text().startswith("<?xml") and f"{path.stem}.svg" in str(path.with_suffix(".svg"))
+
+
+@pytest.mark.parametrize("low, high", [(12.0, 380.0), (1.5, 48.0), (20.0, 9000.0)])
+def test_a_log_axis_has_several_labelled_ticks(low, high):
+    from scheduler.experiments import plots
+
+    fig, ax = plots._pyplot().subplots()
+    ax.bar([0, 1], [low, high])
+    plots._scale(ax, [low, high])
+    fig.canvas.draw()
+    bottom, top = ax.get_ylim()
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and bottom <= t.get_position()[1] <= top]
+    plots._pyplot().close(fig)
+    assert ax.get_yscale() == "log" and len(labels) >= 4, labels

@@ -5,6 +5,7 @@ import json
 import re
 import shlex
 
+import pandas as pd
 import pytest
 
 from scheduler.cli import main
@@ -45,7 +46,7 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     assert rows["reduction vs base"] == ["–"] + [f"{1 - value / bsld[0]:.1%}" for value in bsld[1:]]
     assert rows["classifier"] == ["none", "rf", "oracle", "rf"]
     assert rows["safeguard"] == ["none", "kill", "none", "kill"]
-    assert rows["probe_threshold"] == ["None", "None", "None", "0.02"]
+    assert rows["probe_threshold"] == ["–", "–", "–", "0.02"]  # issue 23: not None
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]
@@ -55,6 +56,21 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     for name in variants:
         assert f"wrote {prefix}_{name}_jobs.csv, _schedule.csv, _summary.json" in out
         assert summaries[name]["config"]["classifier"] == rows["classifier"][variants.index(name)]
+
+    # Issue 23: `report` on this output gives each run its own column, with the values simulate printed
+    assert main(["report", str((tmp_path / prefix).parent), "-o", str(tmp_path / "report"), "--no-plots"]) == 0
+    report = pd.read_csv(tmp_path / "report" / "runs.csv").set_index("variant")
+    assert sorted(report.index) == sorted(variants)
+    for name in variants:
+        column = variants.index(name)
+        assert f"{report.loc[name, 'mean_bsld']:.2f}" == rows["mean bsld (tau=60s)"][column]
+        assert f"{report.loc[name, 'nb_kills']:,}" == rows["kills"][column]
+        assert f"{report.loc[name, 'utilisation']:.3f}" == rows["utilisation"][column]
+        if name != "base":
+            assert f"{report.loc[name, 'classifier_precision']:.3f}" == rows["classifier precision"][column]
+            assert f"{report.loc[name, 'classifier_recall']:.3f}" == rows["classifier recall"][column]
+    bsld = (tmp_path / "report" / "REPORT.md").read_text().split("## Mean bounded slowdown")[1]
+    assert "| trace | policy | " + " | ".join(variants) + " |" in bsld
 
 
 def small_workload(tmp_path, jobs=300):

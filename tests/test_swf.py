@@ -109,6 +109,35 @@ def test_truncated_gzip(tmp_path):
         read_swf(truncated)
 
 
+HUGE = ("; MaxProcs: 16\n"
+        "1 0 0 99999999999999999999999999 4 -1 -1 4 1e300 -1 1 1 1 1 1 1 -1 -1\n"
+        "2 10 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1\n")
+
+
+def test_values_beyond_the_simulators_range_are_refused_with_the_line(tmp_path):
+    """Issue 23: a runtime of 1e26 s and a walltime of 1e300 s once became a corrupt workload."""
+    path = tmp_path / "huge.swf"
+    path.write_text(HUGE)
+    with pytest.raises(WorkloadError, match=r"huge\.swf:2: field 4 'runtime' is 99999999999999999999999999: beyond "
+                                            r"what the simulator holds, at most 8589934592 s"):
+        read_swf(path)
+    path.write_text(HUGE.replace("99999999999999999999999999", "50"))
+    with pytest.raises(WorkloadError, match=r"huge\.swf:2: field 9 'time_req' is 1e300: beyond"):
+        read_swf(path)
+    path.write_text(HUGE.replace("1e300", "50").replace("1 0 0 99", "1e17 0 0 99"))
+    with pytest.raises(WorkloadError, match=r"huge\.swf:2: field 1 'job' is 1e17: beyond what the simulator holds, "
+                                            r"at most 9007199254740992 in absolute value"):
+        read_swf(path)
+    assert read_swf(path, skip_bad_lines=True).skipped_lines == [2]  # dropped and counted on demand
+
+
+def test_a_gz_name_without_gzip_data_says_so(tmp_path):
+    path = tmp_path / "random.swf.gz"
+    path.write_bytes(bytes(range(7, 200)) * 3)
+    with pytest.raises(WorkloadError, match=r"random\.swf\.gz: not gzip data, although the name ends in \.gz"):
+        read_swf(path)
+
+
 def test_a_file_without_jobs(tmp_path):
     empty = tmp_path / "empty.swf"
     empty.write_text("; MaxProcs: 4\n;\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -73,11 +75,15 @@ def test_daily_and_weekly_rhythm(workload):
     assert arrival_rate(np.array([12 * 3600.0]))[0] > 3 * arrival_rate(np.array([3 * 3600.0]))[0]
 
 
-def test_invalid_parameters():
-    with pytest.raises(WorkloadError):
-        generate(0)
-    with pytest.raises(WorkloadError):
-        generate(10, load=0)
+@pytest.mark.parametrize("options, named", [
+    ({"n_jobs": 0}, "n_jobs=0"), ({"load": 0}, "load=0"),
+    # issue 23: tracebacks from numpy, and an infinite load accepted
+    ({"seed": -1}, "seed=-1"), ({"load": math.nan}, "load=nan"), ({"weeks": math.nan}, "weeks=nan"),
+    ({"load": math.inf}, "load=inf"), ({"weeks": 1e9}, "weeks=1000000000.0"), ({"seed": 1.5}, "seed=1.5"),
+])
+def test_invalid_parameters_are_named(options, named):
+    with pytest.raises(WorkloadError, match=f"^generate: invalid {re.escape(named)}: "):
+        generate(**{"n_jobs": 10, **options})
 
 
 def test_the_committed_sample_is_reproducible():

@@ -98,7 +98,7 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.machines import from_interval_string, to_interval_string
 from scheduler.errors import ProtocolError
-from scheduler.values import is_number
+from scheduler.values import MAX_MACHINES, MAX_SECONDS, is_number
 
 #: The ``job_state`` values of JOB_COMPLETED.
 JOB_STATES = frozenset({SUCCESS, FAILED, WALLTIME, KILLED, REJECTED})
@@ -139,19 +139,20 @@ T = TypeVar("T")
 # --- shared rules ---------------------------------------------------------------------------
 
 
-def _read_events(message: wire.Message, where: str, read: Callable[[Any], T]) -> list[T]:
-    """``read(event)`` for each event of ``message``, whose timestamps must be non-decreasing
-    and at most ``now``; an :class:`Invalid` event is reported with its place."""
+def _read_events(message: wire.Message, where: str, read: Callable[[Any], T], first: float = -math.inf) -> list[T]:
+    """``read(event)`` for each event of ``message``, whose timestamps must be non-decreasing, from
+    ``first`` and at most ``now``; an :class:`Invalid` event is reported with its place."""
     now = message.now
     out = []
-    last = -math.inf
+    last = first
     for index, event in enumerate(message.events):
         try:
             timestamp = event.timestamp
             if timestamp > now:
                 raise Invalid(f"'event.timestamp' {timestamp} is after now={now}")
             if timestamp < last:
-                raise Invalid(f"'event.timestamp' {timestamp} is before the previous event's {last}")
+                raise Invalid(f"'event.timestamp' {timestamp} is before the previous event's {last}"
+                              if index else f"'event.timestamp' must be >= 0, got {timestamp}")
             last = timestamp
             out.append(read(event))
         except Invalid as exc:
@@ -255,8 +256,10 @@ class SchedulerCodec:
         now = message.now
         if self.now is not None and now < self.now:
             raise ProtocolError(f"{where}: now={now} is before the previous message's now={self.now}")
+        if not 0 <= now <= MAX_SECONDS:  # simulated time starts at 0; the scheduler's calendar ends there
+            raise ProtocolError(f"{where}: now={now} is outside the simulator's time range (0 to {MAX_SECONDS:.0f} s)")
         readers = self._readers
-        events = _read_events(message, where, lambda event: readers[type(event)](event))
+        events = _read_events(message, where, lambda event: readers[type(event)](event), first=0.0)
         self.now = now
         return now, events
 
@@ -265,6 +268,9 @@ class SchedulerCodec:
         nb = data.nb_compute_resources if data.nb_compute_resources is not UNSET else data.nb_resources
         if nb is UNSET:
             raise Invalid("missing 'data.nb_resources'")
+        if not 0 < nb <= MAX_MACHINES:  # the machines are a bit mask: 2**60 of them would fill the memory
+            which = "nb_compute_resources" if data.nb_compute_resources is not UNSET else "nb_resources"
+            raise Invalid(f"'data.{which}' must be in 1..{MAX_MACHINES}, got {nb}")
         for key, kind in _CONFIG_KINDS.items():
             wire.field(data.config, key, kind, "data.config", None)
         for workload, table in data.profiles.items():

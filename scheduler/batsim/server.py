@@ -100,6 +100,9 @@ class DecisionServer:
             try:
                 message = socket.recv()
             except zmq.Again:
+                if not stats.messages:
+                    raise ProtocolError(f"no Batsim connected to {self.endpoint} within {self.timeout:g} s "
+                                        "(--timeout S; 0 waits forever)") from None
                 raise ProtocolError(f"no message from Batsim for {self.timeout:g} s "
                                     f"(message {stats.messages + 1}): did it stop?") from None
             started = time.perf_counter()

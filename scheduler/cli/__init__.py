@@ -2,8 +2,9 @@
 
 Each module of this package registers its subcommands with ``register(subparsers)``
 and sets ``func(args) -> int`` on its parser. Only the module of the command being run is
-imported (``serve`` needs none of what ``simulate`` or ``report`` import). Errors of the
-project's own types are printed as one line, without a traceback.
+imported (``serve`` needs none of what ``simulate`` or ``report`` import). Every error is one
+line, without a traceback: a mistake on the command line names the option and what it accepts,
+and exits 2; an error of the project's own types exits 1.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 from scheduler import __version__
 from scheduler.errors import SchedulerError
@@ -25,10 +27,22 @@ COMMANDS = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors in the CLI's style: one line, ``error: COMMAND: argument --OPTION: why``,
+    without the usage (``--help`` shows it); exit code 2. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix(PROG).strip()
+        self.exit(2, f"error: {command + ': ' if command else ''}{message} (see {self.prog} --help)\n")
+
+
+PROG = "python -m scheduler"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of the module that registers ``command`` only."""
-    parser = argparse.ArgumentParser(
-        prog="python -m scheduler",
+    parser = Parser(
+        prog=PROG,
         description="Batsim-compatible batch scheduler with online job runtime classification.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

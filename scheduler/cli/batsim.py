@@ -6,7 +6,17 @@ import argparse
 import logging
 import sys
 
-from scheduler.cli.options import add_scheduling_options, count_flag, file_options, option_overrides, seconds_flag
+from scheduler.cli.options import (
+    DEFAULT_TIMEOUT,
+    add_scheduling_options,
+    count_flag,
+    file_options,
+    option_overrides,
+    timeout_flag,
+)
+
+#: The knowledge reports ``serve -e PREFIX`` may write (``PREFIX_<name>.csv``).
+KNOWLEDGE_REPORTS = ("classifier_weeks", "feature_importances", "predictions")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,8 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
                        help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
     add_scheduling_options(serve)
-    serve.add_argument("--timeout", type=seconds_flag, metavar="S",
-                       help="fail if Batsim sends nothing for S seconds (default: wait forever)")
+    serve.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
+                       help=f"fail if Batsim sends nothing for S seconds, the first message included (default "
+                            f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
     serve.add_argument("-e", "--export", metavar="PREFIX",
                        help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
                             "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
@@ -36,6 +47,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
+    if args.export:
+        from scheduler.outputs import check_outputs, prefixed
+
+        check_outputs([prefixed(args.export, f"_{name}.csv") for name in KNOWLEDGE_REPORTS], "--export")
     server = DecisionServer(args.socket_endpoint, file_options(args), option_overrides(args), args.timeout)
     stats = server.run()
     outcome = stats.core.outcome() if stats.core else None
@@ -73,8 +88,9 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
     peer.add_argument("--acknowledge-dynamic-jobs", action="store_true", help="echo JOB_SUBMITTED for registered jobs")
     peer.add_argument("--enable-profile-reuse", action="store_true", help="do not garbage-collect profiles")
     peer.add_argument("--sched-cfg", default="", metavar="STR", help="string passed as config.sched-config")
-    peer.add_argument("--timeout", type=seconds_flag, metavar="S",
-                      help="fail if the scheduler does not answer within S s")
+    peer.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
+                      help=f"fail if the scheduler does not answer within S s, the first message included (default "
+                           f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
     peer.set_defaults(func=run_peer_command)
 
 
@@ -82,6 +98,7 @@ def run_peer_command(args: argparse.Namespace) -> int:
     import time
 
     from scheduler.errors import ConfigError
+    from scheduler.outputs import check_outputs, prefixed
     from scheduler.platforms import read_platform
     from scheduler.sim.engine import SimulationOptions
     from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
@@ -89,6 +106,8 @@ def run_peer_command(args: argparse.Namespace) -> int:
     from scheduler.workloads import load_workload
 
     started = time.perf_counter()
+    jobs_csv, schedule_csv = prefixed(args.export, "_jobs.csv"), prefixed(args.export, "_schedule.csv")
+    check_outputs([jobs_csv, schedule_csv], "--export")
     platform = read_platform(args.platform)
     workload = load_workload(args.workload)
     nb_machines = platform.nb_compute_hosts
@@ -101,11 +120,11 @@ def run_peer_command(args: argparse.Namespace) -> int:
     options = SimulationOptions(args.enable_dynamic_jobs, args.acknowledge_dynamic_jobs,
                                 args.enable_profile_reuse, args.sched_cfg)
     result = run_peer(workload, args.socket_endpoint, nb_machines, platform.host_names, options, args.timeout)
-    write_jobs_csv(f"{args.export}_jobs.csv", result.jobs)
-    write_schedule_csv(f"{args.export}_schedule.csv", schedule_summary(
-        result.jobs, nb_machines, simulation_time=time.perf_counter() - started))
+    write_jobs_csv(jobs_csv, result.jobs)
+    write_schedule_csv(schedule_csv, schedule_summary(result.jobs, nb_machines, scheduling_time=result.scheduling_time,
+                                                      simulation_time=time.perf_counter() - started))
     print(f"simulation ended at {result.makespan:g} after {result.nb_messages} messages; "
-          f"wrote {args.export}_jobs.csv and {args.export}_schedule.csv", file=sys.stderr)
+          f"wrote {jobs_csv} and {schedule_csv}", file=sys.stderr)
     if result.unfinished:
         print(f"error: {len(result.unfinished)} job(s) never finished: {', '.join(result.unfinished[:5])}",
               file=sys.stderr)

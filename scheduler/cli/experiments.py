@@ -43,12 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")
     report.add_argument("--tau", type=seconds_flag, metavar="S",
                         help="bounded-slowdown threshold (default: each run's, else 60)")
-    report.add_argument("--reference-policy", default="fcfs", metavar="NAME",
-                        help="policy of the reference run of the reduction table (default fcfs)")
-    report.add_argument("--reference-variant", default="base", metavar="NAME",
-                        help="variant of the reference run of the reduction table (default base)")
-    report.add_argument("--compare", default="classification-idempotent", metavar="VARIANT",
-                        help="the variant compared with base in Figures 6, 7 and 8 (default classification-idempotent)")
+    report.add_argument("--reference-policy", metavar="NAME",
+                        help="policy of the reference run of the reduction table, one of the runs' (default fcfs)")
+    report.add_argument("--reference-variant", metavar="NAME",
+                        help="variant of the reference run of the reduction table, one of the runs' (default base)")
+    report.add_argument("--compare", metavar="VARIANT",
+                        help="the variant compared with base in Figures 4, 6 and 7, one of the runs' (default "
+                             "classification-idempotent)")
     report.add_argument("--no-plots", action="store_true", help="tables only")
     report.add_argument("--workers", "-j", type=count_flag, default=1, metavar="N",
                         help="processes reading the runs (default 1)")
@@ -60,9 +61,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     from scheduler.experiments.grid import load_config_file
     from scheduler.experiments.sweep import format_outcome, run_sweep
+    from scheduler.outputs import check_output
 
     config = load_config_file(args.config)
     results = Path(args.results) if args.results else Path("results") / config.name
+    check_output(results / "sweep_config.json", "--output")
     if args.dry_run:
         return _dry_run(config, results, args.trace_dir)
     outcome = run_sweep(config, results, workers=args.workers, dask_scheduler=args.dask_scheduler,
@@ -101,8 +104,12 @@ def _dry_run(config, results, trace_dirs) -> int:
 
 
 def run_report_command(args: argparse.Namespace) -> int:
-    from scheduler.experiments.report import write_report
+    from pathlib import Path
 
+    from scheduler.experiments.report import write_report
+    from scheduler.outputs import check_output
+
+    check_output(Path(args.output) / "REPORT.md", "--output")
     written = write_report(args.results, args.output, tau=args.tau, reference_policy=args.reference_policy,
                            reference_variant=args.reference_variant, compare=args.compare,
                            plots=not args.no_plots, workers=args.workers,

@@ -8,6 +8,7 @@ flags win over ``--variant_options``, which wins over ``--config``.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any, Callable
 
 from scheduler.config import (
@@ -36,9 +37,22 @@ def flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return convert
 
 
-#: ``type`` of flags taking a positive number of seconds, or a positive count.
+def positive_number(value: float) -> float:
+    """A positive, finite number."""
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"expected a positive number, got {value!r}")
+    return value
+
+
+#: ``type`` of flags taking a positive number of seconds, a positive count, a positive number, a seed.
 seconds_flag = flag_type(lambda text: positive_seconds(number_text(text)))
 count_flag = flag_type(lambda text: positive_integer(integer_text(text)))
+number_flag = flag_type(lambda text: positive_number(number_text(text)))
+seed_flag = flag_type(lambda text: options_of(SchedulerConfig)["seed"].check(integer_text(text)))
+#: ``type`` of a socket's ``--timeout``: seconds, 0 (None) to wait forever.
+timeout_flag = flag_type(lambda text: None if number_text(text) == 0 else positive_seconds(number_text(text)))
+#: The default ``--timeout`` of both sides of the socket: long enough for any decision or simulation step.
+DEFAULT_TIMEOUT = 600.0
 
 
 def add_scheduling_options(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,8 @@ from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError
-from scheduler.sim.results import run_summary, write_results
+from scheduler.outputs import check_output, check_outputs, prefixed
+from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload
 from scheduler.workloads.model import Workload
@@ -60,6 +61,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("--save-model saves the classifier of one run: give a single --variant")
     configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
                for name in variants or [None]}
+    prefixes = {name: run_prefix(args.output_prefix, name, len(configs)) for name in configs}
+    check_locations(args, configs, prefixes)
     workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
     if workload.cleaning:
         print(workload.cleaning.format(), flush=True)
@@ -70,10 +73,7 @@ def _run(args: argparse.Namespace) -> int:
         nb_machines = read_platform(args.platform).nb_compute_hosts
     summaries, written = {}, []
     for name, config in configs.items():
-        prefix = args.output_prefix
-        if prefix and len(configs) > 1:
-            prefix = f"{prefix}_{name}"
-        summaries[name], paths = run_one(workload, config, nb_machines, args, prefix, label=name)
+        summaries[name], paths = run_one(workload, config, nb_machines, args, prefixes[name], label=name)
         written.append(paths)
     if len(summaries) == 1:
         print(format_table(*summaries.values()))
@@ -83,6 +83,22 @@ def _run(args: argparse.Namespace) -> int:
         stem = paths[0].name.removesuffix("_jobs.csv")
         print(("\n" if i == 0 else "") + f"wrote {paths[0]}, " + ", ".join(p.name.removeprefix(stem) for p in paths[1:]))
     return 0
+
+
+def run_prefix(prefix: str | None, variant: str | None, runs: int) -> str | None:
+    """The output prefix of one run: ``P``, or ``P_VARIANT`` when several variants run."""
+    return f"{prefix}_{variant}" if prefix and runs > 1 else prefix
+
+
+def check_locations(args: argparse.Namespace, configs: dict[str | None, SchedulerConfig],
+                    prefixes: dict[str | None, str | None]) -> None:
+    """Fail before any work when an output cannot be written or a classifier cannot be saved."""
+    for prefix in filter(None, prefixes.values()):
+        check_outputs([prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES], "--output-prefix")
+    if args.save_model:
+        if all(config.classifier == "none" for config in configs.values()):
+            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
+        check_output(args.save_model, "--save-model")
 
 
 def variant_names(text: str | None) -> list[str]:
@@ -109,11 +125,10 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
     with progress_bar(len(workload), label) if show else nullcontext() as bar:
         result, core = simulate(workload, config, nb_machines, progress=bar.update if bar else None)
     outcome = core.outcome()
-    summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started)
+    summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started,
+                          variant=label)
     written = write_results(prefix, result, summary, outcome) if prefix else []
     if args.save_model:
-        if outcome.model is None:
-            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         outcome.model.save(args.save_model)
     return summary, written
 
@@ -155,7 +170,7 @@ def format_comparison(summaries: dict[str, dict]) -> str:
     configs = [run["config"] for run in runs]
     differing = [key for key in configs[0] if len({repr(config[key]) for config in configs}) > 1]
     rows: list[tuple[str, list[str]]] = [("", names)]
-    rows += [(key, [str(config[key]) for config in configs]) for key in differing]
+    rows += [(key, ["–" if config[key] is None else str(config[key]) for config in configs]) for key in differing]
     for metric in zip(*map(_metric_rows, runs)):  # one metric of every run
         rows.append((metric[0][0], [value for _, value in metric]))
         if metric[0][0].startswith("mean bsld"):

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from scheduler import __version__
+from scheduler.cli.options import count_flag, flag_type, integer_text, number_flag, number_text, seed_flag
 from scheduler.errors import WorkloadError
+from scheduler.outputs import check_output
 from scheduler.platforms import write_platform
 from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
-from scheduler.workloads.archive import TRACES, fetch_trace
+from scheduler.workloads.archive import CACHE_ENV, TRACES, fetch_trace
 from scheduler.workloads.synthetic import generate
 
 
@@ -22,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert.add_argument("-o", "--output", required=True, metavar="JSON",
                          help="Batsim workload to write (.json, or .json.gz to compress)")
     convert.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
-    convert.add_argument("--nb-res", type=_positive_int, metavar="N",
+    convert.add_argument("--nb-res", type=count_flag, metavar="N",
                          help="machine size (default: the paper's for a known trace, else MaxProcs)")
     convert.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed lines")
     convert.add_argument("--missing-walltime", default="trace-max", type=_missing_walltime, metavar="RULE",
@@ -31,14 +34,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert.add_argument("--over-request", choices=("raise", "drop"), default="raise",
                          help="jobs that ran past their request: raise the walltime to the runtime "
                               "(default) or drop them")
-    convert.add_argument("--walltime-pad", type=float, default=0.0, metavar="S",
+    convert.add_argument("--walltime-pad", type=pad_flag, default=0.0, metavar="S",
                          help="seconds added to a walltime raised to the runtime (default 0)")
     convert.set_defaults(func=run_convert)
 
     platform = subparsers.add_parser(
         "platform", help="write a homogeneous SimGrid platform",
         description="Write a SimGrid 4.1 platform: N compute hosts plus a master host.")
-    platform.add_argument("--nb-res", type=_positive_int, required=True, metavar="N",
+    platform.add_argument("--nb-res", type=count_flag, required=True, metavar="N",
                           help="number of compute hosts")
     platform.add_argument("-o", "--output", required=True, metavar="XML", help="platform file to write")
     platform.add_argument("--name", help="machine name, in the file's comment")
@@ -49,10 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Download a trace of the paper (once) into the cache and print its path.")
     fetch.add_argument("name", nargs="?", help=f"trace name: {', '.join(TRACES)}")
     fetch.add_argument("--list", action="store_true", help="list the known traces")
-    fetch.add_argument("--cache-dir", metavar="DIR", help="cache directory (default: see README)")
+    fetch.add_argument("--cache-dir", metavar="DIR",
+                       help=f"cache directory (default: ${CACHE_ENV}, else $XDG_CACHE_HOME/batsim-classifier-scheduler, "
+                            "else ~/.cache/batsim-classifier-scheduler)")
     fetch.add_argument("--force", action="store_true", help="download again even if cached")
     fetch.add_argument("--no-verify", action="store_true", help="do not check size and SHA-256")
-    fetch.add_argument("--partition", type=int, metavar="P",
+    fetch.add_argument("--partition", type=flag_type(integer_text), metavar="P",
                        help="MetaCentrum2-zegox: the SWF partition number of zegox (default: from "
                             "the header, else 9)")
     fetch.set_defaults(func=run_fetch)
@@ -61,12 +66,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "generate", help="generate a synthetic Batsim workload",
         description="Generate a seeded synthetic workload: users with habits, over-estimated "
                     "requests, daily and weekly rhythms.")
-    gen.add_argument("--jobs", type=_positive_int, default=3000, help="number of jobs (default 3000)")
-    gen.add_argument("--weeks", type=float, default=4.0, help="submission period in weeks (default 4)")
-    gen.add_argument("--nb-res", type=_positive_int, default=128, help="machine size (default 128)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    gen.add_argument("--users", type=_positive_int, help="number of users (default: sqrt(jobs))")
-    gen.add_argument("--load", type=float, default=0.7, help="offered load (default 0.7)")
+    gen.add_argument("--jobs", type=count_flag, default=3000, help="number of jobs (default 3000)")
+    gen.add_argument("--weeks", type=number_flag, default=4.0, help="submission period in weeks (default 4)")
+    gen.add_argument("--nb-res", type=count_flag, default=128, help="machine size (default 128)")
+    gen.add_argument("--seed", type=seed_flag, default=0, help="random seed, in [0, 2**32) (default 0)")
+    gen.add_argument("--users", type=count_flag, help="number of users (default: sqrt(jobs))")
+    gen.add_argument("--load", type=number_flag, default=0.7,
+                     help="offered load: total work / (machine size x period) (default 0.7)")
     gen.add_argument("-o", "--output", required=True, metavar="JSON", help="Batsim workload to write")
     gen.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
     gen.set_defaults(func=run_generate)
@@ -75,6 +81,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_convert(args: argparse.Namespace) -> int:
     if not args.trace.lower().endswith((".swf", ".swf.gz")):
         raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz)")
+    check_output(args.output, "--output")
+    if args.platform_out:
+        check_output(args.platform_out, "--platform-out")
     rules = CleaningRules(missing_walltime=args.missing_walltime, over_request=args.over_request,
                           walltime_pad=args.walltime_pad)
     workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
@@ -89,6 +98,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_platform(args: argparse.Namespace) -> int:
+    check_output(args.output, "--output")
     print(f"wrote {write_platform(args.output, args.nb_res, name=args.name)}")
     return 0
 
@@ -108,6 +118,9 @@ def run_fetch(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
+    check_output(args.output, "--output")
+    if args.platform_out:
+        check_output(args.platform_out, "--platform-out")
     workload = generate(args.jobs, args.weeks, args.nb_res, seed=args.seed, n_users=args.users,
                         load=args.load)
     print(f"wrote {write_batsim_json(workload, args.output, description=workload.source)}")
@@ -116,10 +129,12 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+pad_flag = flag_type(lambda text: _non_negative(number_text(text)))
+
+
+def _non_negative(value: float) -> float:
+    if not 0 <= value < math.inf:
+        raise ValueError(f"expected a number of seconds >= 0, got {value!r}")
     return value
 
 
@@ -130,6 +145,6 @@ def _missing_walltime(text: str) -> str | float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected 'trace-max', 'none' or seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected 'trace-max', 'none' or positive seconds, got {text}")
     return value

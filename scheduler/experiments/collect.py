@@ -12,10 +12,14 @@
        {"trace": "KTH-SP2", "policy": "spf", "variant": "classification-idempotent", "nb_machines": 100}
 
 2. ``NAME_summary.json`` as written by ``simulate -e`` and ``sweep``: a sweep's run carries its
-   trace, policy, variant and seed labels; for a ``simulate`` run they are derived from its config
-   (the trace label from the workload file name, the variant from the classifier, safeguard and
-   estimates of :data:`scheduler.config.VARIANTS`). A sweep run without its ``run_done.json``
-   marker is unfinished and ignored.
+   trace, policy, variant and seed labels; for a ``simulate`` run they come from what it recorded: the
+   trace label from the workload file name, the policy and seed from its config, the variant from its
+   whole config (:func:`variant_of`: the named variant it ran, followed by any option it set otherwise).
+   A sweep run without its ``run_done.json`` marker is unfinished and ignored.
+
+**Runs that differ are never merged.** Runs of one trace, policy and variant label are averaged over
+their seeds; when two of them differ in anything else (a scheduler option, tau, the machine size), each
+label gets the options that tell them apart (``+name=value``).
 
 ``NAME_classifier_weeks.csv``, when present, gives the classifier's weekly quality and the divider in
 force each week; ``NAME_predictions.csv``, when present, the runtime predictor's per-job accuracy (both are
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -73,6 +78,10 @@ class RunFiles:
     summary: dict | None = None
     weeks_csv: Path | None = None
     predictions_csv: Path | None = None
+    described_by: Path | None = None  # the NAME_config.json or NAME_summary.json read
+    #: Everything but the labels that makes the run what it is (its scheduler options, the machine size, tau):
+    #: runs that differ in it are never averaged together.
+    settings: dict = field(default_factory=dict)
 
     @property
     def key(self) -> tuple:
@@ -124,13 +133,30 @@ def discover_runs(roots: Iterable[str | Path], log: Callable[[str], None] | None
                     log(f"skipped {jobs_csv}: no {prefix.name}_config.json or {prefix.name}_summary.json beside it")
                 continue
             found[prefix.resolve()] = run
-    runs = sorted(found.values(), key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
+    runs = sorted(_tell_apart(list(found.values())),
+                  key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
     seen: dict[tuple, RunFiles] = {}
     for run in runs:
         if run.key in seen and log:
             log(f"note: {run.prefix} and {seen[run.key].prefix} are both {'/'.join(map(str, run.key))}; "
                 "the report averages them")
         seen.setdefault(run.key, run)
+    return runs
+
+
+def _tell_apart(runs: list[RunFiles]) -> list[RunFiles]:
+    """Runs sharing a trace, policy and variant label but differing in their settings get, each, the settings
+    that differ appended to their variant label."""
+    groups: dict[tuple, list[RunFiles]] = {}
+    for run in runs:
+        groups.setdefault((run.trace, run.policy, run.variant), []).append(run)
+    for group in groups.values():
+        if len({json.dumps(run.settings, sort_keys=True, default=str) for run in group}) < 2:
+            continue
+        keys = sorted({key for run in group for key in run.settings})
+        differing = [key for key in keys if len({repr(run.settings.get(key)) for run in group}) > 1]
+        for run in group:
+            run.variant += "".join(f"+{key}={_show(run.settings.get(key))}" for key in differing)
     return runs
 
 
@@ -158,15 +184,21 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
             nb_machines = summary.get("nb_machines")
         if nb_machines is not None and (not isinstance(nb_machines, int) or nb_machines <= 0):
             raise ConfigError(f"{config_file}: 'nb_machines' must be a positive integer, got {nb_machines!r}")
+        if summary and summary.get("nb_machines") not in (None, nb_machines):
+            raise ConfigError(f"{config_file}: 'nb_machines' is {nb_machines} but {summary_file.name} says "
+                              f"{summary['nb_machines']}")
         variant = str(meta.get("variant", "base"))
+        tau = float(meta.get("tau", 60.0))
+        settings = {key: value for key, value in meta.items() if key not in ("trace", "policy", "variant", "seed")}
         return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(meta.get("trace", prefix.name)),
                         policy=str(meta.get("policy", "fcfs")).lower(), variant=variant,
-                        seed=int(meta.get("seed", 0)), nb_machines=nb_machines, tau=float(meta.get("tau", 60.0)),
-                        origin="batsim", summary=summary, weeks_csv=weeks, predictions_csv=predictions)
+                        seed=int(meta.get("seed", 0)), nb_machines=nb_machines, tau=tau,
+                        origin="batsim", summary=summary, weeks_csv=weeks, predictions_csv=predictions,
+                        described_by=config_file, settings={**settings, "nb_machines": nb_machines, "tau": tau})
     if summary is None:
         return None
-    if not isinstance(summary, dict) or "config" not in summary:
-        raise ConfigError(f"{summary_file}: not a run summary (no 'config')")
+    if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
+        raise ConfigError(f"{summary_file}: not a run summary (no 'config' object)")
     config = summary["config"]
     sweep = summary.get("sweep")
     if sweep:
@@ -178,22 +210,50 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
 
         workload = summary.get("workload") or {}
         trace = trace_label(workload.get("name") or prefix.name)
-        policy, variant, seed = config.get("policy", "fcfs"), variant_of(config), config.get("seed", 0)
+        policy, seed = config.get("policy", "fcfs"), config.get("seed", 0)
+        variant = variant_of(config, summary.get("variant"))
+    tau, nb_machines = float(summary.get("tau", 60.0)), summary.get("nb_machines")
+    settings = {key: value for key, value in config.items() if key not in ("policy", "seed")}
     return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
-                    seed=int(seed), nb_machines=summary.get("nb_machines"), tau=float(summary.get("tau", 60.0)),
+                    seed=int(seed), nb_machines=nb_machines, tau=tau,
                     origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks,
-                    predictions_csv=predictions)
+                    predictions_csv=predictions, described_by=summary_file,
+                    settings={**settings, "nb_machines": nb_machines, "tau": tau})
 
 
-def variant_of(config: dict) -> str:
-    """The paper's variant a scheduler config is (``custom`` when none matches; ``+<predictor>`` appended
-    when a runtime predictor replaces the requested times)."""
-    name = next((name for name, settings in VARIANTS.items()
-                 if all(config.get(key) == value for key, value in settings.items())), "custom")
-    predictor = config.get("predictor")
-    if predictor and predictor != "requested":
-        name += f"+{predictor}"
-    return name
+#: A run's own labels (its policy and seed) and a fact of its trace (the time zone): not part of its variant.
+NOT_VARIANT = frozenset({"policy", "seed", "timezone"})
+
+
+def variant_of(config: dict, recorded: str | None = None) -> str:
+    """The variant a scheduler config is: the named variant (:data:`scheduler.config.VARIANTS`) it differs
+    least from, ``recorded`` first (the name ``simulate --variant`` wrote in the summary), followed by every
+    option it sets otherwise as ``+name=value`` (``classification-idempotent+probe_threshold=0.3``). Every
+    option counts but those of :data:`NOT_VARIANT`: configs that differ never get the same name."""
+    from scheduler.config import SchedulerConfig
+
+    defaults = SchedulerConfig().to_dict()
+    given = {**defaults, **config}
+    names = sorted(VARIANTS, key=lambda name: name != recorded)  # stable: the recorded name first
+
+    def changes(name: str) -> list[str]:
+        settings = {**defaults, **VARIANTS[name]}
+        return [f"+{key}={_show(value)}" for key, value in given.items()
+                if key not in NOT_VARIANT and value != settings.get(key)]
+
+    best = min(names, key=lambda name: len(changes(name)))
+    return best + "".join(changes(best))
+
+
+def _show(value: Any) -> str:
+    """An option's value in a variant label."""
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
 
 
 def _read_json(path: Path) -> Any:
@@ -212,6 +272,7 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
 
     tau = files.tau if tau is None else tau
     jobs = read_jobs_csv(files.jobs_csv)
+    check_machines(files, jobs)
     folded = fold_attempts(jobs)
     metrics: dict[str, Any] = summarize(folded, nb_machines=files.nb_machines, tau=tau)
     warnings = []
@@ -263,6 +324,21 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     monthly = (pd.DataFrame({"month": month, "bsld": bsld}).groupby("month")["bsld"].agg(["mean", "size"])
                .rename(columns={"mean": "mean_bsld", "size": "jobs"}).reset_index())
     return RunData(files=files, metrics=metrics, cumulative=curve, monthly=monthly, weeks=weeks, warnings=warnings)
+
+
+def check_machines(files: RunFiles, jobs: pd.DataFrame) -> None:
+    """Refuse a machine size that the jobs contradict, a job having run on a machine beyond it (a wrong
+    ``nb_machines`` gives a utilisation above 1)."""
+    if files.nb_machines is None:
+        return
+    machines = [number for text in set(jobs["allocated_resources"]) for number in re.split(r"[ -]", text) if number]
+    if not all(map(str.isdigit, machines)):
+        bad = next(number for number in machines if not number.isdigit())
+        raise WorkloadError(f"{files.jobs_csv}: column allocated_resources: {bad!r} is not a machine number")
+    last = max(map(int, machines), default=-1)
+    if last >= files.nb_machines:
+        raise ConfigError(f"{files.described_by or files.prefix}: 'nb_machines' is {files.nb_machines}, but "
+                          f"{files.jobs_csv.name} has jobs on machine {last} (machines are numbered from 0)")
 
 
 def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, Any]:

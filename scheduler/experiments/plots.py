@@ -1,7 +1,10 @@
-"""The report's figures (matplotlib, Agg backend), one PNG per trace and figure.
+"""The report's figures (matplotlib, Agg backend), per trace and figure a PNG and an SVG beside it.
 
-Each function takes the report's data and a target path, and returns the path written (or None when
-the data needed is missing). Figures are kept small (about 100 dpi) so each PNG stays well under 200 KB.
+Each function takes the report's data and a target path, and returns the PNG's path (or None when the data
+needed is missing). Made to be pasted into papers: PNGs at :data:`DPI` (and a vector SVG of the same figure),
+axes labelled with their units, logarithmic axes only when the values span more than a factor 30, with
+several labelled ticks, integer ticks for counts (months, weeks), and legends outside the plotting area, so
+that they cover no data.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-DPI = 90
+DPI = 150
 #: Colours per variant, stable across figures.
 COLOURS = {
     "base": "#4c72b0",
@@ -52,16 +55,25 @@ def _scale(ax, values) -> None:
 
 
 def _log_axis(ax) -> None:
-    """A log y axis labelled with plain numbers (10, 20, 40 rather than 4 x 10^1)."""
-    from matplotlib.ticker import FuncFormatter
-
-    def minor(value: float, _pos) -> str:  # label 2 and 5 of each decade
-        mantissa = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0
-        return f"{value:g}" if round(mantissa, 6) in (2.0, 5.0) else ""
+    """A log y axis with ticks at 1, 2 and 5 of each decade, labelled as plain numbers (10, 20, 50): over the
+    factor 30 that :func:`_scale` asks, at least four of them are labelled."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10) / 1.0))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _integer_axis(ax, values) -> None:
+    """An x axis of whole numbers (months, weeks), wide enough for one value to show as a point."""
+    from matplotlib.ticker import MaxNLocator
+
+    values = [v for v in np.ravel(values) if v == v]
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if values:
+        ax.set_xlim(min(values) - 0.5, max(values) + 0.5)
 
 
 def _grid(n: int) -> tuple[int, int]:
@@ -70,10 +82,33 @@ def _grid(n: int) -> tuple[int, int]:
 
 
 def _save(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    _pyplot().close(fig)
+    """Write the figure as a PNG at :data:`DPI` and, beside it, as an SVG (each atomically); close it."""
+    from scheduler.outputs import atomic_open
+
+    try:
+        for target, kind in ((path, "png"), (path.with_suffix(".svg"), "svg")):
+            with atomic_open(target, "wb") as stream:
+                fig.savefig(stream, format=kind, dpi=DPI, bbox_inches="tight", metadata=_METADATA[kind])
+    finally:
+        _pyplot().close(fig)
     return path
+
+
+#: No creation date in the files: the same figure gives the same bytes.
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None}}
+
+
+def _legend_below(fig, axes) -> None:
+    """One legend for the figure, below its panels (outside every plotting area)."""
+    handles, labels = {}, []
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in handles:
+                handles[label] = handle
+                labels.append(label)
+    if labels:
+        fig.legend([handles[label] for label in labels], labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=min(len(labels), 3), fontsize=8, frameon=False)
 
 
 def _policy_panels(n: int, height: float):
@@ -83,11 +118,12 @@ def _policy_panels(n: int, height: float):
 
 
 def _finish_panels(fig, axes, n: int, title: str, path: Path) -> Path:
-    """Hide the unused panels, title the figure and save it."""
+    """Hide the unused panels, title the figure, put the legend below it and save it."""
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    _legend_below(fig, list(axes.flat)[:n])
     return _save(fig, path)
 
 
@@ -96,6 +132,8 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
     """Figure 6: the running sum of bsld over submission time, per policy, one line per variant.
 
     ``curves[(policy, variant)]`` has columns ``days`` and ``cumulative_bsld``."""
+    from matplotlib.ticker import StrMethodFormatter
+
     policies = [p for p in policies if any((p, v) in curves for v in variants)]
     if not policies:
         return None
@@ -110,9 +148,8 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
         ax.set_xlabel("submission time (days)", fontsize=8)
         ax.set_ylabel("cumulative bsld", fontsize=8)
         ax.tick_params(labelsize=7)
-        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 3))
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
     return _finish_panels(fig, axes, len(policies), f"{trace}: cumulative bounded slowdown", path)
 
 
@@ -124,23 +161,23 @@ def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequenc
         return None
     fig, axes = _policy_panels(len(policies), height=3.0)
     for ax, policy in zip(axes.flat, policies):
-        for variant in variants:
-            table = monthly.get((policy, variant))
-            if table is not None and len(table):
-                ax.plot(table["month"], table["mean_bsld"], marker="o", markersize=3, label=variant,
-                        color=colour(variant, variants), linewidth=1.2)
-        _log_axis(ax)
+        tables = [(variant, monthly.get((policy, variant))) for variant in variants]
+        tables = [(variant, table) for variant, table in tables if table is not None and len(table)]
+        for variant, table in tables:
+            ax.plot(table["month"] + 1, table["mean_bsld"], marker="o", markersize=3, label=variant,
+                    color=colour(variant, variants), linewidth=1.2)
+        _scale(ax, [table["mean_bsld"] for _, table in tables])
+        _integer_axis(ax, [table["month"] + 1 for _, table in tables])
         ax.set_title(f"EASY-{policy.upper()}", fontsize=10)
         ax.set_xlabel("month (30-day periods from the first submission)", fontsize=8)
         ax.set_ylabel("mean bsld", fontsize=8)
         ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3, which="major")
     return _finish_panels(fig, axes, len(policies), f"{trace}: monthly mean bounded slowdown", path)
 
 
 def grouped_bars(values: pd.DataFrame, title: str, ylabel: str, path: Path, log: bool = False,
-                 variants: Sequence[str] | None = None) -> Path | None:
+                 variants: Sequence[str] | None = None, xlabel: str = "scheduler (EASY and its queue order)") -> Path | None:
     """Bars: one group per row of ``values`` (index), one bar per column (e.g. variants)."""
     values = values.dropna(how="all")
     if values.empty:
@@ -158,14 +195,15 @@ def grouped_bars(values: pd.DataFrame, title: str, ylabel: str, path: Path, log:
                color=colour(str(column), variants) if str(column) in variants else None)
     ax.set_xticks(x)
     ax.set_xticklabels([str(i) for i in values.index], fontsize=8)
+    ax.set_xlabel(xlabel, fontsize=8)
     if log:
         _scale(ax, values.to_numpy())
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.grid(alpha=0.3, axis="y", which="both")
+    ax.grid(alpha=0.3, axis="y", which="major")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=min(n, 3))
     fig.tight_layout()
+    _legend_below(fig, [ax])
     return _save(fig, path)
 
 
@@ -188,14 +226,15 @@ def class_bars(table: pd.DataFrame, variants: Sequence[str], trace: str, path: P
                    color=colour(variant, variants))
         ax.set_xticks(x)
         ax.set_xticklabels([f"EASY-{p.upper()}" for p in policies], fontsize=8)
+        ax.set_xlabel("scheduler (EASY and its queue order)", fontsize=8)
         _scale(ax, table[name].to_numpy(dtype=float))
         ax.set_title(f"{name} jobs", fontsize=10)
         ax.set_ylabel("mean bsld", fontsize=8)
         ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3, axis="y", which="both")
-    axes.flat[0].legend(fontsize=7)
+        ax.grid(alpha=0.3, axis="y", which="major")
     fig.suptitle(f"{trace}: bounded slowdown of small and large jobs", fontsize=11)
     fig.tight_layout()
+    _legend_below(fig, [axes.flat[0]])
     return _save(fig, path)
 
 
@@ -209,10 +248,12 @@ def classifier_weeks(weeks: pd.DataFrame, trace: str, label: str, path: Path) ->
     for name, style in (("accuracy", "-"), ("precision", "--"), ("recall", ":")):
         ax.plot(known["week"], known[name], style, marker="o", markersize=2.5, linewidth=1.2, label=name)
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("week", fontsize=8)
+    _integer_axis(ax, known["week"])
+    ax.set_xlabel("week (7-day periods from the first submission)", fontsize=8)
+    ax.set_ylabel("accuracy, precision, recall (0 to 1)", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
     ax.set_title(f"{trace}: weekly classifier quality ({label})", fontsize=10)
     fig.tight_layout()
+    _legend_below(fig, [ax])
     return _save(fig, path)

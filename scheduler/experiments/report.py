@@ -7,7 +7,7 @@ recomputes their metrics from the ``_jobs.csv`` files, and writes into the outpu
 - ``REPORT.md`` (and ``REPORT.html``, the same content) with the tables below and the figures;
 - ``runs.csv``: every recomputed metric of every run (one row per run);
 - ``tables/*.csv``: each table of the report, unformatted;
-- ``img/*.png``: the figures.
+- ``img/*.png`` and ``img/*.svg``: the figures.
 
 Tables (values averaged over seeds when a grid has several):
 
@@ -41,9 +41,10 @@ import numpy as np
 import pandas as pd
 
 from scheduler.config import VARIANTS
-from scheduler.errors import WorkloadError
+from scheduler.errors import ConfigError, WorkloadError
 from scheduler.experiments import plots as figures_module
 from scheduler.experiments.collect import RunData, analyze_runs, discover_runs
+from scheduler.outputs import atomic_open, write_text
 
 POLICY_ORDER = ["fcfs", "wfp", "spf", "saf", "sqf", "lpf"]
 
@@ -60,6 +61,15 @@ PAPER = {
 }
 
 
+def _known(given: str | None, default: str, names: list[str], option: str, what: str) -> str:
+    """``given`` if the runs have it (an error naming ``option`` otherwise), else ``default``."""
+    if given is None:
+        return default
+    if given not in names:
+        raise ConfigError(f"{option} {given}: no run has it; the runs' {what}: {', '.join(names)}")
+    return given
+
+
 def policy_key(policy: str) -> tuple:
     return (POLICY_ORDER.index(policy) if policy in POLICY_ORDER else len(POLICY_ORDER), policy)
 
@@ -72,8 +82,11 @@ def variant_order(variants: Iterable[str]) -> list[str]:
 class Report:
     """The runs' data and the tables made from them."""
 
-    def __init__(self, data: list[RunData], reference_policy: str = "fcfs", reference_variant: str = "base",
-                 compare: str = "classification-idempotent") -> None:
+    def __init__(self, data: list[RunData], reference_policy: str | None = None, reference_variant: str | None = None,
+                 compare: str | None = None) -> None:
+        """``reference_policy`` and ``reference_variant`` name the reference of the reduction table (default
+        EASY-FCFS base), ``compare`` the variant shown against base in Figures 4, 6, 7 (default
+        classification-idempotent). A name given must be one of the runs'; a default may be absent."""
         if not data:
             raise WorkloadError("no run found (no NAME_jobs.csv with a NAME_config.json or NAME_summary.json)")
         self.data = data
@@ -81,8 +94,9 @@ class Report:
         self.traces = list(dict.fromkeys(self.runs["trace"]))
         self.policies = sorted(set(self.runs["policy"]), key=policy_key)
         self.variants = variant_order(self.runs["variant"])
-        self.reference = (reference_policy, reference_variant)
-        self.compare = compare
+        self.reference = (_known(reference_policy, "fcfs", self.policies, "--reference-policy", "policies"),
+                          _known(reference_variant, "base", self.variants, "--reference-variant", "variants"))
+        self.compare = _known(compare, "classification-idempotent", self.variants, "--compare", "variants")
 
     # --- tables ------------------------------------------------------------------------------------
 
@@ -176,14 +190,19 @@ class Report:
 # --- the report file ------------------------------------------------------------------------------
 
 def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *, tau: float | None = None,
-                 reference_policy: str = "fcfs", reference_variant: str = "base",
-                 compare: str = "classification-idempotent", plots: bool = True, workers: int = 1, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Read every run under ``roots`` and write the report into ``output`` (see the module doc).
+                 reference_policy: str | None = None, reference_variant: str | None = None,
+                 compare: str | None = None, plots: bool = True, workers: int = 1,
+                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Read every run under ``roots`` and write the report into ``output`` (see the module doc; the
+    reference and compared names as :class:`Report` takes them).
 
     Returns ``{"report": path of REPORT.md, "html": path, "plots": [paths], "tables": [paths], "runs": n}``."""
     if isinstance(roots, (str, Path)):
         roots = [roots]
     files = discover_runs(roots, log=log)
+    if not files:
+        raise WorkloadError(f"no run found in {', '.join(map(str, roots))} (no NAME_jobs.csv with a "
+                            "NAME_config.json or NAME_summary.json beside it)")
     data = analyze_runs(files, tau=tau, workers=workers)
     for run in data:
         for warning in run.warnings:
@@ -191,9 +210,8 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
                 log(f"warning: {warning}")
     report = Report(data, reference_policy, reference_variant, compare)
     output = Path(output)
-    (output / "tables").mkdir(parents=True, exist_ok=True)
     written_tables = []
-    report.runs.to_csv(output / "runs.csv", index=False)
+    _write_csv(output / "runs.csv", report.runs, index=False)
     tables = {
         "mean_bsld": report.pivot("mean_bsld"),
         "reduction": report.reduction(),
@@ -204,16 +222,19 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
     }
     for name, table in tables.items():
         path = output / "tables" / f"{name}.csv"
-        table.to_csv(path)
+        _write_csv(path, table)
         written_tables.append(path)
     figures = _figures(report, output / "img") if plots else {}
     text = render_markdown(report, tables, figures, roots=[str(r) for r in roots], tau=tau)
-    markdown_path = output / "REPORT.md"
-    markdown_path.write_text(text)
-    html_path = output / "REPORT.html"
-    html_path.write_text(markdown_to_html(text, title="Scheduling report"))
+    markdown_path = write_text(output / "REPORT.md", text)
+    html_path = write_text(output / "REPORT.html", markdown_to_html(text, title="Scheduling report"))
     return {"report": markdown_path, "html": html_path, "plots": [p for ps in figures.values() for p in ps],
             "tables": written_tables, "runs": len(data)}
+
+
+def _write_csv(path: Path, table: pd.DataFrame, index: bool = True) -> None:
+    with atomic_open(path, newline="") as stream:
+        table.to_csv(stream, index=index)
 
 
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
@@ -463,7 +484,7 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         out.append("")
     out.append("## Files\n")
     out.append("`runs.csv` holds every recomputed metric of every run; `tables/*.csv` the tables above, unrounded; "
-               "`img/` the figures.\n")
+               "`img/` the figures, each as a PNG and, for print, an SVG of the same name.\n")
     return "\n".join(out)
 
 

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable
 from scheduler.checksums import data_hash, file_sha256
 from scheduler.errors import ConfigError, SchedulerError, WorkloadError
 from scheduler.experiments.grid import RunSpec, SweepConfig, TraceSpec, safe_name
+from scheduler.outputs import atomic_open, write_text
 from scheduler.values import json_ready
 
 RUN_PREFIX = "run"
@@ -163,16 +164,12 @@ def prepare_trace(path: str, key: dict, target: str) -> dict:
         workload.jobs = workload.jobs.iloc[: key["max_jobs"]].reset_index(drop=True)
     nb_machines = key.get("platform_hosts") or workload.nb_res
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
-    with open(partial, "wb") as stream:
+    with atomic_open(target, "wb") as stream:
         pickle.dump(workload, stream, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, target)
     info = {"jobs": len(workload), "nb_machines": int(nb_machines), "key": key,
             "cleaning": workload.cleaning.to_dict() if workload.cleaning else None,
             "seconds": time.perf_counter() - started}
-    sidecar = target.with_suffix(".json")
-    sidecar.write_text(json.dumps(info, indent=2) + "\n")
+    write_text(target.with_suffix(".json"), json.dumps(info, indent=2) + "\n")
     return info
 
 
@@ -231,16 +228,15 @@ def execute_run(task: dict) -> dict:
         result, core = simulate(workload, config, task["nb_machines"])
         simulated = time.perf_counter()
         outcome = core.outcome()
-        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded)
+        summary = run_summary(result, outcome, workload, config, tau=task["tau"], wall_time=simulated - loaded,
+                              variant=task["labels"]["variant"])
         summary["sweep"] = {**task["labels"], "hash": task["hash"]}
         write_results(directory / RUN_PREFIX, result, summary, outcome)
         written = time.perf_counter()
         timings = {"load": loaded - started, "load_reused": reused, "simulate": simulated - loaded,
                    "write": written - simulated, "start": started_wall, **where}
         marker = {"hash": task["hash"], **task["labels"], "timings": timings}
-        partial = directory / f".{DONE_FILE}.part"
-        partial.write_text(json.dumps(marker, indent=2) + "\n")
-        os.replace(partial, directory / DONE_FILE)
+        write_text(directory / DONE_FILE, json.dumps(marker, indent=2) + "\n")
         timings["total"] = time.perf_counter() - started
         timings["end"] = started_wall + timings["total"]
         return {"ok": True, "timings": timings}
@@ -508,7 +504,7 @@ def run_sweep(config: SweepConfig, results_dir: str | Path, *, workers: int | No
     errors = results / "errors.txt"
     failed = [o for o in ordered if o.status == "failed"]
     if failed:
-        errors.write_text("".join(f"{o.label}: {o.error}\n" for o in failed))
+        write_text(errors, "".join(f"{o.label}: {o.error}\n" for o in failed))
     elif errors.exists():
         errors.unlink()
     return SweepOutcome(results, ordered, stats)
@@ -580,8 +576,12 @@ def format_outcome(outcome: SweepOutcome) -> str:
             f"({ratio:.1%} of run time): trace parsing {sum(s['trace_prepare_seconds'].values()):.2f} s, "
             f"loading cached traces {s['load_seconds']:.2f} s, dispatch gaps {s['dispatch_gap_seconds']:.2f} s")
     lines.append(f"results in {outcome.results_dir}")
+    failures: dict[str, list[str]] = {}  # runs failing for one reason (a trace that cannot be had) are told once
     for o in outcome.failed:
-        lines.append(f"FAILED {o.label}: {o.error}")
+        failures.setdefault(o.error, []).append(o.label)
+    for error, labels in failures.items():
+        runs = labels[0] if len(labels) == 1 else f"{len(labels)} runs ({labels[0]}, ...)"
+        lines.append(f"FAILED {runs}: {error}")
     if outcome.failed:
         lines.append(f"errors listed in {outcome.results_dir / 'errors.txt'}")
     return "\n".join(lines)
@@ -596,6 +596,4 @@ def _write_error(directory: Path, error: str) -> None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    partial = path.with_name(f".{path.name}.part")
-    partial.write_text(json.dumps(json_ready(data), indent=2, default=str) + "\n")
-    os.replace(partial, path)
+    write_text(path, json.dumps(json_ready(data), indent=2, default=str) + "\n")

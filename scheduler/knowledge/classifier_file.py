@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from scheduler.errors import ConfigError
+from scheduler.outputs import atomic_open
 
 FORMAT_NAME = "scheduler.knowledge.JobClassifier"
 FORMAT_VERSION = 3
@@ -27,7 +28,7 @@ class ClassifierError(ConfigError):
 
 
 def write_classifier_file(path: str | Path, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
-    """Write ``state`` (JSON-safe) and ``arrays`` to ``path``."""
+    """Write ``state`` (JSON-safe) and ``arrays`` to ``path`` (atomically)."""
     path = Path(path)
     buffer = io.BytesIO()
     state_json = np.frombuffer(json.dumps(state).encode(), dtype=np.uint8)
@@ -35,7 +36,7 @@ def write_classifier_file(path: str | Path, state: dict[str, Any], arrays: dict[
     payload = buffer.getvalue()
     header = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
               "sha256": hashlib.sha256(payload).hexdigest(), "payload_bytes": len(payload)}
-    with open(path, "wb") as out:
+    with atomic_open(path, "wb") as out:
         out.write(MAGIC)
         out.write(json.dumps(header).encode() + b"\n")
         out.write(payload)

@@ -8,8 +8,8 @@ Static features (from the job alone)
     ``requested_procs`` (the SWF request, field 8; ``res`` when absent), and six temporal
     features of the submission in the trace's local time: ``hour``, ``day_of_week``
     (Monday = 0), ``day_of_month``, ``month``, ``week_of_year`` (ISO) and ``quarter``.
-    The submission instant is the job's ``unix_submit_time`` extra field (UTC epoch), read in
-    the trace's time zone (an IANA name such as ``"Europe/Stockholm"``, from the SWF
+    The submission instant is the job's ``unix_submit_time`` extra field (UTC epoch, when it is
+    a number of seconds within ``MAX_SECONDS`` of 1970), read in the trace's time zone (an IANA name such as ``"Europe/Stockholm"``, from the SWF
     ``TimeZoneString`` header, or a fixed UTC offset in seconds). Without
     ``unix_submit_time``, ``job.subtime`` is taken as seconds since Monday 5 January 1970,
     00:00 UTC (an arbitrary Monday), read in UTC.
@@ -47,7 +47,7 @@ import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
-from scheduler.values import is_number
+from scheduler.values import MAX_SECONDS, is_number
 
 #: Static feature names, in column order.
 STATIC_FEATURES = ("requested_time", "res", "requested_procs", "hour", "day_of_week",
@@ -96,9 +96,10 @@ def timezone_from_header(header: dict) -> str | float | None:
 
 
 def submission_instant(job: Job) -> tuple[float, bool]:
-    """``(seconds, is_unix)``: the job's ``unix_submit_time`` if it has one, else its subtime."""
+    """``(seconds, is_unix)``: the job's ``unix_submit_time`` if it has one the calendar holds, else its
+    subtime."""
     unix = job.extras.get("unix_submit_time")
-    if is_number(unix) and math.isfinite(unix):
+    if is_number(unix) and abs(unix) <= MAX_SECONDS:  # NaN fails
         return float(unix), True
     return float(job.subtime), False
 

@@ -53,8 +53,10 @@ Updates = dict[str, float] | None
 
 
 def user_of(job: Job) -> Any:
-    """The job's user (its workload when the trace has none)."""
-    return job.extras.get("user", job.workload)
+    """The job's user (its workload when the trace has none), as a dictionary key: a value of another type
+    than a number or a string (a list, from a broken workload) by its text."""
+    user = job.extras.get("user", job.workload)
+    return user if isinstance(user, (int, float, str)) else str(user)
 
 
 class Predictor:

@@ -269,8 +269,11 @@ class BatsimEngine:
     # --- the run -------------------------------------------------------------------
 
     def run(self, decide: DecideFunction, progress: Callable[[int], None] | None = None) -> SimulationResult:
-        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told of each batch of finished jobs."""
+        """Simulate until SIMULATION_ENDS. ``progress(n)`` is told, with each message, of the ``n`` static jobs
+        that ended since the last call (completed, killed or rejected): they add up to the workload's size, a
+        killed and resubmitted job counting once."""
         self._decide, self._progress = decide, progress
+        self._static_ids = set(map(id, self._static)) if progress is not None else set()
         self._timeline = Timeline()
         self._to_run: list[_Process] = []
         self._mailbox: deque[tuple[_Process, tuple]] = deque()
@@ -406,8 +409,10 @@ class BatsimEngine:
         self._deciding += time.perf_counter() - started
         self._messages += 1
         if self._progress is not None and len(self.rows) > self._reported:
-            self._progress(len(self.rows) - self._reported)
+            ended = sum(id(sim) in self._static_ids for sim in self.rows[self._reported:])
             self._reported = len(self.rows)
+            if ended:
+                self._progress(ended)
         return reply
 
     # --- Batsim's actors -----------------------------------------------------------

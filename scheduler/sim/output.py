@@ -17,7 +17,6 @@ and the metrics read without pandas.
 
 from __future__ import annotations
 
-import gzip
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
+from scheduler.outputs import write_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,8 +136,9 @@ def read_jobs_csv(path: str | Path) -> pd.DataFrame:
         if name in _INT_COLUMNS:
             if column.isna().any() or (column != column.round()).any():
                 row = int(np.flatnonzero((column.isna() | (column != column.round())).to_numpy())[0])
-                raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected an integer, "
-                                    f"got {column.iloc[row]!r}")
+                value = column.iloc[row]
+                got = "nothing (a truncated line?)" if pd.isna(value) else repr(float(value))
+                raise WorkloadError(f"{path}, line {row + 2}: column {name}: expected an integer, got {got}")
             table[name] = column.astype(np.int64)
         else:
             table[name] = column.astype(np.float64)
@@ -323,9 +324,4 @@ def _last_job_end_per_machine(finish: np.ndarray, allocations: list[int], nb_mac
 
 
 def _write_text(path: str | Path, text: str) -> None:
-    path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "wt", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-    else:
-        path.write_text(text, encoding="utf-8", newline="")
+    write_text(path, text, newline="")

@@ -38,8 +38,9 @@ class RemoteDecisionProcess:
         try:
             reply = self.socket.recv()
         except zmq.Again:
+            hint = ": is a scheduler listening there? (--timeout S; 0 waits forever)" if self.codec.messages == 1 else ""
             raise ProtocolError(f"no reply from the scheduler at {self.endpoint} within {self.timeout:g} s "
-                                f"(message {self.codec.messages})") from None
+                                f"(message {self.codec.messages}){hint}") from None
         return TimedReply(*self.codec.decode_timed(reply))
 
     def close(self) -> None:

@@ -14,18 +14,25 @@ from scheduler.compose import input_files
 from scheduler.config import SchedulerConfig
 from scheduler.decision import Outcome
 from scheduler.metrics import summarize
+from scheduler.outputs import atomic_open, prefixed, write_text
 from scheduler.sim.engine import SimulationResult
 from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
 from scheduler.values import json_ready
 from scheduler.workloads.model import Workload
 
 
+#: The files :func:`write_results` writes for every run (the knowledge reports come beside them).
+RESULT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_summary.json")
+
+
 def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, config: SchedulerConfig,
-                tau: float = 60.0, wall_time: float | None = None) -> dict[str, Any]:
-    """Everything needed to read, compare and reproduce a run."""
+                tau: float = 60.0, wall_time: float | None = None, variant: str | None = None) -> dict[str, Any]:
+    """Everything needed to read, compare and reproduce a run. ``variant`` is the name of the variant the run
+    was asked for (``simulate --variant``), which ``report`` labels it with."""
     return {
         "version": __version__,
         "python": platform.python_version(),
+        "variant": variant,
         "config": config.to_dict(),
         "seed": config.seed,
         "tau": tau,
@@ -58,19 +65,17 @@ def _checksum(path: str | Path | None) -> str | None:
 
 def write_results(prefix: str | Path, result: SimulationResult, summary: dict[str, Any],
                   outcome: Outcome | None = None) -> list[Path]:
-    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats), ``PREFIX_summary.json``
-    and the knowledge reports of :func:`write_knowledge_reports`."""
-    prefix = Path(prefix)
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv"), Path(f"{prefix}_summary.json")]
+    """Write ``PREFIX_jobs.csv``, ``PREFIX_schedule.csv`` (Batsim's formats), the knowledge reports of
+    :func:`write_knowledge_reports`, then ``PREFIX_summary.json``, each file atomically. ``PREFIX`` is a
+    string prefix, as Batsim's ``-e``: ``out/`` writes ``out/_jobs.csv``."""
+    paths = [prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES]
     write_jobs_csv(paths[0], result.columns)
     write_schedule_csv(paths[1], schedule_summary(result.columns, result.nb_machines,
                                                   scheduling_time=result.scheduling_time,
                                                   simulation_time=summary.get("wall_time") or 0.0))
-    paths[2].write_text(json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")
-    if outcome is not None:
-        paths += write_knowledge_reports(prefix, outcome)
-    return paths
+    reports = write_knowledge_reports(prefix, outcome) if outcome is not None else []
+    write_text(paths[2], json.dumps(json_ready(summary), indent=2, allow_nan=False) + "\n")
+    return paths + reports
 
 
 def write_knowledge_reports(prefix: str | Path, outcome: Outcome) -> list[Path]:
@@ -78,9 +83,9 @@ def write_knowledge_reports(prefix: str | Path, outcome: Outcome) -> list[Path]:
     reads them): with a classifier, ``PREFIX_classifier_weeks.csv`` (quality and divider per week) and
     ``PREFIX_feature_importances.csv`` (Gini importances per week); with a runtime predictor,
     ``PREFIX_predictions.csv`` (per terminated job: first and last prediction, deadline misses, RA, AI)."""
-    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
     paths = []
     for suffix, table in outcome.reports.items():
-        paths.append(Path(f"{prefix}_{suffix}.csv"))
-        table.to_csv(paths[-1], index=False)
+        paths.append(prefixed(prefix, f"_{suffix}.csv"))
+        with atomic_open(paths[-1], newline="") as stream:
+            table.to_csv(stream, index=False)
     return paths

@@ -15,16 +15,17 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import zlib
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import msgspec
 import numpy as np
 
 from scheduler.errors import WorkloadError
-from scheduler.values import is_missing, plain
+from scheduler.values import MAX_MACHINES, MAX_SECONDS, is_missing, is_number, plain
 from scheduler.workloads.model import REQUIRED_COLUMNS, Workload
 
 if TYPE_CHECKING:
@@ -34,21 +35,29 @@ _JOB_FIELDS = ("id", "subtime", "res", "walltime", "profile")
 #: SWF header fields kept at the top of a converted workload (Batsim ignores them): the
 #: classifier rebuilds local submission times from them.
 HEADER_KEYS = ("UnixStartTime", "TimeZoneString", "TimeZone")
+#: The limit on times, as errors say it.
+SECONDS = f"{MAX_SECONDS:.0f} (272 years)"
+#: A job id or a profile name: written as they are into ``_jobs.csv`` and Batsim's ``workload!id``.
+NAME = re.compile(r'[^,"!\x00-\x1f\x7f]+')
 
 
 def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload:
     """Read a Batsim JSON workload (plain or gzip); job runtimes come from delay profiles.
 
-    ``nb_res`` overrides the file's machine size (every job must still fit).
-    A missing or null walltime becomes -1 (no limit), as in Batsim.
+    ``nb_res`` overrides the file's machine size (every job must still fit). A missing or null walltime
+    becomes -1 (no limit), as in Batsim. Times are JSON numbers within :data:`MAX_SECONDS` (subtimes and
+    delays from 0, walltimes -1 or positive); ids are strings or integers and profile names strings, neither
+    empty nor holding a comma, a double quote, a ``!`` or a control character (they are written into
+    ``_jobs.csv``).
     """
     path = Path(path)
     data = _load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
         raise WorkloadError(f"{path}: not a Batsim workload (no 'jobs' list)")
     nb_res = nb_res if nb_res is not None else data.get("nb_res")
-    if not isinstance(nb_res, int) or isinstance(nb_res, bool) or nb_res <= 0:
-        raise WorkloadError(f"{path}: 'nb_res' must be a positive integer, got {nb_res!r}")
+    if not isinstance(nb_res, int) or isinstance(nb_res, bool) or not 0 < nb_res <= MAX_MACHINES:
+        raise WorkloadError(f"{path}: 'nb_res' must be a positive integer (at most {MAX_MACHINES:,}), "
+                            f"got {_show(nb_res)}")
     jobs = data["jobs"]
     if not jobs:
         raise WorkloadError(f"{path}: no jobs")
@@ -58,12 +67,16 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
     values = {name: [job.get(name) for job in jobs] for name in _JOB_FIELDS}
     for name in ("id", "subtime", "res", "profile"):
         _require(path, jobs, name, values[name], name in fields)
-    columns: dict[str, list] = {"walltime": _numbers(path, jobs, "walltime", values["walltime"], default=-1.0,
-                                                     minimum=-1.0)}
-    columns["subtime"] = _numbers(path, jobs, "subtime", values["subtime"])
-    columns["res"] = _integers(path, jobs, "res", values["res"], nb_res)
-    columns["id"] = list(map(str, _typed(values["id"])))
-    columns["profile"] = list(map(str, _typed(values["profile"])))
+    walltimes = [-1 if value is None else value for value in values["walltime"]]
+    columns: dict[str, list] = {
+        "walltime": _numbers(path, jobs, "walltime", walltimes, lambda t: t == -1 or 0 < t <= MAX_SECONDS,
+                             f"-1 (none) or positive seconds up to {SECONDS}"),
+        "subtime": _numbers(path, jobs, "subtime", values["subtime"], lambda t: 0 <= t <= MAX_SECONDS,
+                            f"seconds from 0 to {SECONDS}"),
+        "res": _integers(path, jobs, "res", values["res"], nb_res),
+        "id": _names(path, jobs, "id", values["id"], (str, int)),
+        "profile": _names(path, jobs, "profile", values["profile"], (str,)),
+    }
     columns["runtime"] = _delays(path, jobs, columns["profile"], data.get("profiles"))
     _check_unique_ids(path, columns["id"])
     columns.update({name: _typed([job.get(name, math.nan) for job in jobs])  # NaN where a job has none
@@ -72,8 +85,8 @@ def read_batsim_json(path: str | Path, *, nb_res: int | None = None) -> Workload
     order = sorted(range(len(jobs)), key=columns["subtime"].__getitem__)  # stable: ties keep file order
     if order != list(range(len(jobs))):  # workloads are usually written in submission order already
         columns = {name: [values[i] for i in order] for name, values in columns.items()}
-    header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
-    return Workload(jobs={name: columns[name] for name in names}, nb_res=nb_res, source=str(path), header=header)
+    return Workload(jobs={name: columns[name] for name in names}, nb_res=nb_res, source=str(path),
+                    header=header_fields(path, data))
 
 
 def _load_json(path: Path) -> Any:
@@ -81,6 +94,8 @@ def _load_json(path: Path) -> Any:
         data = path.read_bytes()
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
+        elif path.name.lower().endswith(".gz"):
+            raise WorkloadError(f"{path}: not gzip data, although the name ends in .gz")
     except FileNotFoundError:
         raise WorkloadError(f"{path}: no such file") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -109,41 +124,72 @@ def _fields(jobs: list[dict]) -> list[str]:
 def _require(path: Path, jobs: list[dict], name: str, values: list, present: bool) -> None:
     if not present:
         raise WorkloadError(f"{path}: jobs have no '{name}' field")
-    if None in values or any(value != value for value in values if type(value) is float):
-        index = next(i for i, value in enumerate(values) if is_missing(value))
-        raise WorkloadError(f"{path}: {_job(jobs, index)} has no '{name}'")
+    if None in values:
+        raise WorkloadError(f"{path}: {_job(jobs, values.index(None))} has no '{name}'")
 
 
-def _numbers(path: Path, jobs: list[dict], name: str, values: list, default: float | None = None,
-             minimum: float = 0.0) -> list[float]:
-    if default is not None:
-        values = [default if value is None or value != value else value for value in values]
-    numbers = _as_floats(values)
-    if not all(number >= minimum for number in numbers):  # NaN too
-        index = next(i for i, number in enumerate(numbers) if not number >= minimum)
-        raise WorkloadError(f"{path}: {_job(jobs, index)} has an invalid '{name}': {values[index]!r}")
-    return numbers
+def _numbers(path: Path, jobs: list[dict], name: str, values: list, valid: Callable[[float], bool],
+             expected: str) -> list[float]:
+    """The values as floats, each a JSON number (not a string, not a boolean) for which ``valid`` holds."""
+    try:
+        if set(map(type, values)) <= {int, float}:
+            numbers = list(map(float, values))
+            if all(map(valid, numbers)):  # NaN too fails
+                return numbers
+    except OverflowError:  # an integer too large for a float
+        pass
+    index = next(i for i, value in enumerate(values)
+                 if type(value) not in (int, float) or not valid(_float(value)))
+    raise WorkloadError(f"{path}: {_job(jobs, index)} has an invalid '{name}': {_show(values[index])} "
+                        f"(expected {expected})")
 
 
-def _as_floats(values: list) -> list[float]:
-    """The values as floats, NaN where they are no number. JSON numbers are converted at once;
-    anything else (strings, booleans) as pandas' ``to_numeric`` reads it, as it always was."""
-    if set(map(type, values)) <= {int, float}:
-        return list(map(float, values))
-    import pandas as pd
-
-    return pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(float).tolist()
+def _float(value: int | float) -> float:
+    """``float(value)``, infinite for an integer too large for a float."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _integers(path: Path, jobs: list[dict], name: str, values: list, nb_res: int) -> list[int]:
-    numbers = _numbers(path, jobs, name, values, minimum=-math.inf)
-    if all(0 < number <= nb_res for number in numbers):
-        integers = list(map(int, numbers))
-        if integers == numbers:
-            return integers
-    index = next(i for i, number in enumerate(numbers) if not (0 < number <= nb_res and number == round(number)))
-    raise WorkloadError(f"{path}: {_job(jobs, index)} has '{name}' = {numbers[index]:g} "
-                        f"(must be a whole number in 1..{nb_res})")
+    numbers = _numbers(path, jobs, name, values, lambda n: 0 < n <= nb_res and n == round(n),
+                       f"a whole number in 1..{nb_res}")
+    return list(map(int, numbers))
+
+
+def _names(path: Path, jobs: list[dict], name: str, values: list, kinds: tuple[type, ...]) -> list[str]:
+    """The values as text: each of ``kinds`` (not a boolean), and a string one a valid :data:`NAME`."""
+    if set(map(type, values)) <= set(kinds):
+        texts = list(map(str, values))
+        if all(map(NAME.fullmatch, texts)):
+            return texts
+    index = next(i for i, value in enumerate(values) if type(value) not in kinds or not NAME.fullmatch(str(value)))
+    expected = " or ".join({str: "a string", int: "an integer"}[kind] for kind in kinds)
+    raise WorkloadError(f"{path}: {_job(jobs, index)} has an invalid '{name}': {_show(values[index])} (expected "
+                        f"{expected}, not empty and without a comma, a double quote, '!' or a control character)")
+
+
+def header_fields(where: str | Path, data: dict) -> dict:
+    """The SWF header fields a workload keeps (:data:`HEADER_KEYS`: the classifier reads them), checked:
+    ``UnixStartTime`` a number of seconds within :data:`MAX_SECONDS`, ``TimeZone`` an offset within a day,
+    ``TimeZoneString`` text. Errors name ``where``."""
+    header = {key: data[key] for key in HEADER_KEYS if data.get(key) is not None}
+    kinds = {"UnixStartTime": lambda v: is_number(v) and abs(v) <= MAX_SECONDS,
+             "TimeZoneString": lambda v: isinstance(v, str),
+             "TimeZone": lambda v: is_number(v) and abs(v) < 86400}
+    for key, valid in kinds.items():
+        if key in header and not valid(header[key]):
+            raise WorkloadError(f"{where}: invalid '{key}': {_show(header[key])} (expected "
+                                + {"UnixStartTime": f"seconds within {SECONDS}", "TimeZoneString": "a time zone name",
+                                   "TimeZone": "an offset in seconds within a day"}[key] + ")")
+    return header
+
+
+def _show(value: Any) -> str:
+    """A value as an error shows it (shortened)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _delays(path: Path, jobs: list[dict], names: list[str], profiles: Any) -> list[float]:
@@ -155,10 +201,13 @@ def _delays(path: Path, jobs: list[dict], names: list[str], profiles: Any) -> li
         if not isinstance(profile, dict):
             raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses the unknown profile '{name}'")
         delay = profile.get("delay")
-        if profile.get("type") != "delay" or type(delay) not in (int, float) or not math.isfinite(delay):
+        if profile.get("type") != "delay" or type(delay) not in (int, float):
             raise WorkloadError(f"{path}: {_job(jobs, names.index(name))} uses profile '{name}' of type "
                                 f"'{profile.get('type')}': only 'delay' profiles with a numeric "
                                 "'delay' are supported")
+        if not 0 <= _float(delay) <= MAX_SECONDS:
+            raise WorkloadError(f"{path}: profile '{name}' has an invalid 'delay': {_show(delay)} "
+                                f"(expected seconds from 0 to {SECONDS})")
         delays[name] = float(delay)
     return list(map(delays.__getitem__, names))
 
@@ -186,17 +235,15 @@ def _typed(values: list) -> list:
 
 def _job(jobs: list[dict], index: int) -> str:
     job_id = jobs[index].get("id")
-    return f"job #{index}" + (f" (id {job_id})" if not is_missing(job_id) else "")
+    return f"job #{index}" + (f" (id {_show(job_id) if not isinstance(job_id, int) else job_id})"
+                              if not is_missing(job_id) else "")
 
 
 def write_batsim_json(workload: Workload, path: str | Path, *, description: str | None = None) -> Path:
-    """Write ``workload`` as a Batsim JSON file (gzip-compressed if the name ends in ``.gz``)."""
-    path = Path(path)
-    text = workload_json(workload, description=description)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8") as out:
-        out.write(text)
-    return path
+    """Write ``workload`` as a Batsim JSON file (gzip-compressed if the name ends in ``.gz``), atomically."""
+    from scheduler.outputs import write_text
+
+    return write_text(path, workload_json(workload, description=description))
 
 
 def workload_json(workload: Workload, *, description: str | None = None) -> str:

@@ -46,8 +46,9 @@ import numpy as np
 import pandas as pd
 
 from scheduler.errors import WorkloadError
+from scheduler.values import MAX_MACHINES, MAX_SECONDS
 from scheduler.workloads.archive import known_machine_size
-from scheduler.workloads.batsim_json import delay_profile_names
+from scheduler.workloads.batsim_json import delay_profile_names, header_fields
 from scheduler.workloads.model import Workload
 from scheduler.workloads.swf import SwfTrace
 
@@ -79,10 +80,11 @@ class CleaningRules:
             if self.missing_walltime not in ("trace-max", "none"):
                 raise WorkloadError("missing_walltime must be 'trace-max', 'none' or seconds, "
                                     f"got {self.missing_walltime!r}")
-        elif not self.missing_walltime > 0:
-            raise WorkloadError(f"missing_walltime must be positive, got {self.missing_walltime}")
-        if self.walltime_pad < 0:
-            raise WorkloadError(f"walltime_pad must be >= 0, got {self.walltime_pad}")
+        elif not 0 < self.missing_walltime <= MAX_SECONDS:
+            raise WorkloadError(f"missing_walltime must be positive seconds up to {MAX_SECONDS:.0f}, "
+                                f"got {self.missing_walltime}")
+        if not 0 <= self.walltime_pad <= MAX_SECONDS:
+            raise WorkloadError(f"walltime_pad must be seconds from 0 to {MAX_SECONDS:.0f}, got {self.walltime_pad}")
 
 
 @dataclass
@@ -185,6 +187,7 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
     })
     for column, name in EXTRA_FIELDS.items():
         jobs[name] = _as_int_if_integral(kept[column].to_numpy())
+    header_fields(f"{source}: header", trace.header)  # the converted workload keeps them
     if trace.unix_start_time is not None:
         jobs["unix_submit_time"] = _as_int_if_integral(trace.unix_start_time + submit)
     jobs = jobs.sort_values("subtime", kind="stable", ignore_index=True)
@@ -212,19 +215,24 @@ def _walltimes(runtime: np.ndarray, reqtime: np.ndarray,
     if rules.missing_walltime == "none":
         fallback = None
     elif rules.missing_walltime == "trace-max":
-        fallback = float(np.ceil(max(runtime.max(), reqtime.max(initial=0)) / 3600) * 3600)
+        fallback = min(float(np.ceil(max(runtime.max(), reqtime.max(initial=0)) / 3600) * 3600), MAX_SECONDS)
     else:
         fallback = float(rules.missing_walltime)
     walltime = np.where(missing, -1.0 if fallback is None else fallback, reqtime)
     raised = (walltime > 0) & (runtime > walltime)
-    walltime = np.where(raised, runtime + rules.walltime_pad, walltime)
+    walltime = np.where(raised, np.minimum(runtime + rules.walltime_pad, MAX_SECONDS), walltime)
     return walltime, {"walltime_missing": int(missing.sum()), "walltime_raised": int(raised.sum())}, fallback
 
 
 def _machine_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tuple[int, str]:
+    size, source = _declared_size(trace, nb_res, res)
+    if not 0 < size <= MAX_MACHINES:
+        raise WorkloadError(f"{trace.path}: machine size {size} ({source}) must be in 1..{MAX_MACHINES:,}")
+    return size, source
+
+
+def _declared_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tuple[int, str]:
     if nb_res is not None:
-        if nb_res <= 0:
-            raise WorkloadError(f"{trace.path}: nb_res must be positive, got {nb_res}")
         return int(nb_res), "given"
     known = known_machine_size(trace.path.name)
     if known:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from scheduler.errors import WorkloadError
+from scheduler.values import MAX_INTEGER, MAX_SECONDS
 
 #: The 18 SWF fields, in file order.
 COLUMNS = (
@@ -35,6 +36,10 @@ COLUMNS = (
 )
 #: Fields where a negative value other than -1 (unknown) is an error.
 NON_NEGATIVE = ("submit", "runtime", "procs_alloc", "procs_req", "time_req")
+#: Fields holding seconds: at most :data:`MAX_SECONDS` in absolute value; every other field at most
+#: :data:`MAX_INTEGER` (job numbers, counts and ids are kept as exact integers).
+TIMES = ("submit", "wait", "runtime", "time_req", "think_time")
+LIMITS = np.array([MAX_SECONDS if name in TIMES else float(MAX_INTEGER) for name in COLUMNS])
 #: Header keys that may repeat; their values are always lists.
 MULTI_KEYS = frozenset({"Note", "Queue", "Partition"})
 #: Header keys whose values are integers; every other value is kept as text.
@@ -154,10 +159,13 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict | None = None) 
 
 
 def open_text(path: Path) -> IO[str]:
-    """Open a plain or gzip-compressed text file (detected by its magic bytes)."""
+    """Open a plain or gzip-compressed text file (detected by its magic bytes; a name ending in ``.gz``
+    must hold gzip data)."""
     try:
         with open(path, "rb") as probe:
             compressed = probe.read(2) == b"\x1f\x8b"
+        if not compressed and path.name.lower().endswith(".gz"):
+            raise WorkloadError(f"{path}: not gzip data, although the name ends in .gz")
         return (gzip.open if compressed else open)(path, "rt", encoding="latin-1")
     except FileNotFoundError:
         raise WorkloadError(f"{path}: no such file") from None
@@ -213,7 +221,7 @@ def _valid(chunk: pd.DataFrame) -> bool:
     if any(dtype.kind not in "iuf" for dtype in chunk.dtypes):
         return False
     values = chunk.to_numpy(dtype=float)
-    if not np.isfinite(values).all():
+    if not (np.abs(values) <= LIMITS).all():  # NaN and infinities too
         return False
     return not (chunk[list(NON_NEGATIVE)] < -1).to_numpy().any()
 
@@ -250,11 +258,14 @@ def _line_problem(fields: list[str]) -> str | None:
         detail = (f"field {len(fields) + 1} '{COLUMNS[len(fields)]}' is missing"
                   if len(fields) < len(COLUMNS) else "too many fields")
         return f"{len(fields)} fields, expected {len(COLUMNS)} ({detail})"
-    for index, (name, token) in enumerate(zip(COLUMNS, fields), start=1):
+    for index, (name, token, limit) in enumerate(zip(COLUMNS, fields, LIMITS.tolist()), start=1):
         if not _NUMBER.match(token) or not math.isfinite(float(token)):
             return f"field {index} '{name}' is not a number: {token!r}"
         if name in NON_NEGATIVE and float(token) < -1:
             return f"field {index} '{name}' is {token}: negative values other than -1 (unknown) are invalid"
+        if abs(float(token)) > limit:
+            what = f"{MAX_SECONDS:.0f} s (272 years)" if name in TIMES else f"{MAX_INTEGER} in absolute value"
+            return f"field {index} '{name}' is {token}: beyond what the simulator holds, at most {what}"
     return None
 
 

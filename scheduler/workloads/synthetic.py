@@ -27,10 +27,13 @@ runtime prediction and classification have something to learn):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from scheduler.errors import WorkloadError
+from scheduler.values import MAX_MACHINES, MAX_SECONDS
 from scheduler.workloads.batsim_json import delay_profile_names
 from scheduler.workloads.model import Workload
 
@@ -64,9 +67,18 @@ def generate(n_jobs: int = 3000, weeks: float = 4, nb_res: int = 128, *, seed: i
     load : offered load, total work / (nb_res x duration).
     max_runtime : the machine's runtime limit (largest request), in seconds.
     """
-    if n_jobs <= 0 or weeks <= 0 or nb_res <= 0 or load <= 0 or max_runtime < 600:
-        raise WorkloadError("generate: n_jobs, weeks, nb_res and load must be positive, "
-                            "and max_runtime at least 600 s")
+    checks = {"n_jobs": _whole(n_jobs) and n_jobs > 0, "nb_res": _whole(nb_res) and 0 < nb_res <= MAX_MACHINES,
+              "seed": _whole(seed) and seed >= 0, "n_users": n_users is None or _whole(n_users) and n_users > 0,
+              "weeks": 0 < weeks * WEEK <= MAX_SECONDS, "load": 0 < load < math.inf,
+              "max_runtime": 600 <= max_runtime <= MAX_SECONDS}  # NaN fails every test
+    wrong = [name for name, right in checks.items() if not right]
+    if wrong:
+        values = {"n_jobs": n_jobs, "nb_res": nb_res, "seed": seed, "n_users": n_users, "weeks": weeks, "load": load,
+                  "max_runtime": max_runtime}
+        raise WorkloadError(f"generate: invalid {', '.join(f'{name}={values[name]!r}' for name in wrong)}: n_jobs, "
+                            f"nb_res (up to {MAX_MACHINES}) and n_users are positive integers, the seed a natural "
+                            f"number, weeks and load positive and finite, max_runtime at least 600 s (the period and "
+                            f"max_runtime at most {MAX_SECONDS:.0f} s)")
     rng = np.random.default_rng(seed)
     horizon = weeks * WEEK
     n_users = n_users or int(np.clip(round(np.sqrt(n_jobs)), 4, 200))
@@ -100,6 +112,11 @@ def generate(n_jobs: int = 3000, weeks: float = 4, nb_res: int = 128, *, seed: i
     source = (f"synthetic workload: --jobs {n_jobs} --weeks {weeks:g} --nb-res {nb_res} "
               f"--seed {seed} --load {load:g} --users {n_users}")
     return Workload(jobs=table, nb_res=nb_res, name="w0", source=source, header=header)
+
+
+def _whole(value: object) -> bool:
+    """An integer (a numpy one too), not a boolean."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def arrival_rate(t: np.ndarray) -> np.ndarray:
