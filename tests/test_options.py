@@ -38,12 +38,16 @@ EXAMPLES = {
     "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
     "probe_threshold": ("0.05", 0.05, 0.05),
     "divider_estimates": ("running", "running", "running"),
+    "probe_length": ("0.25", 0.25, 0.25),
+    "siblings": ("demote", "demote", "demote"),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
 }
 #: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard; a
 #: starvation scope, a threshold).
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
+#: Options an example needs besides BASE.
+NEEDS = {"probe_length": {"probe_threshold": 0.02}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -72,6 +76,9 @@ BAD = [
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
     ("divider_estimates", "waiting", "unknown value"),
+    ("probe_length", 0, "number in"),
+    ("probe_length", 1.5, "number in"),
+    ("siblings", "adopt", "unknown value"),
     ("partial_oracle", "all-knowing", "unknown value"),
 ]
 
@@ -87,14 +94,16 @@ def test_every_option_has_an_example():
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_each_option_reads_the_same_from_every_source(name, tmp_path):
     text, value, canonical = EXAMPLES[name]
-    assert getattr(SchedulerConfig.from_dict({**BASE, name: value}), name) == canonical
+    base = {**BASE, **NEEDS.get(name, {})}
+    base_flags = BASE_FLAGS + [f"--{key.replace('_', '-')}={v}" for key, v in NEEDS.get(name, {}).items()]
+    assert getattr(SchedulerConfig.from_dict({**base, name: value}), name) == canonical
     flag = main_flag(name, options_of(SchedulerConfig)[name])
     path = tmp_path / "options.json"
-    path.write_text(json.dumps({**BASE, name: value}))
-    for args in ([*BASE_FLAGS, flag, text], ["--config", str(path)],
-                 ["--variant_options", json.dumps({**BASE, name.replace("_", "-"): value})]):
+    path.write_text(json.dumps({**base, name: value}))
+    for args in ([*base_flags, flag, text], ["--config", str(path)],
+                 ["--variant_options", json.dumps({**base, name.replace("_", "-"): value})]):
         assert getattr(config_from_args(build_parser().parse_args(["simulate", "w.json", *args])), name) == canonical
-    begins = SimulationBegins(0.0, 4, {"sched-config": json.dumps({**BASE, name: value})})
+    begins = SimulationBegins(0.0, 4, {"sched-config": json.dumps({**base, name: value})})
     assert getattr(config_at_begin(begins, {}, {}), name) == canonical
 
 
