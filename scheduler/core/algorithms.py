@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from scheduler.core.algorithm import Algorithm
+from scheduler.core.conservative import ConservativeBackfilling
 from scheduler.core.easy import EasyBackfilling
 from scheduler.core.strict import StrictOrder
 from scheduler.errors import ConfigError
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (EasyBackfilling, StrictOrder)}
+ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (EasyBackfilling, ConservativeBackfilling, StrictOrder)}
 
 #: batsched's names for ours.
 BATSCHED_ALGORITHMS = {"easy_bf": "easy"}
