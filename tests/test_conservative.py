@@ -69,9 +69,17 @@ class SliceModel:
                 return anchor, lowest(available, res)
         raise AssertionError("no slice fits")
 
-    def refit(self, job_id: str, duration: float) -> tuple[int, int]:
+    def place(self, job_id: str, res: int, duration: float) -> int:
+        index, mask = self.first_fit(res, duration)
+        self.add(job_id, index, self.slices[index][0] + duration, res, mask)
+        return index
+
+    def refit(self, job_id: str, duration: float) -> int:
+        return self.place(job_id, self.remove(job_id).res, duration)
+
+    def shorten(self, job_id: str, end: float) -> None:
         placement = self.remove(job_id)
-        return self.first_fit(placement.res, duration)
+        self.add(job_id, 0, end, placement.res, placement.mask)
 
     def start_of(self, index: int) -> float:
         return self.slices[index][0]

@@ -59,23 +59,17 @@ class ConservativeBackfilling(Algorithm):
         """(Re)place ``job`` by first fit; start it if its reservation begins in the present."""
         profile = self.profile
         duration = self.queue.estimate(job)
-        if job.id in profile:
-            moved = profile.refit(job.id, duration)
-            if moved is None:
-                return
-            index, mask = moved
+        if job.id in profile.jobs:
+            index = profile.refit(job.id, duration)
         else:
-            index, mask = profile.first_fit(job.res, duration)
+            index = profile.place(job.id, job.res, duration)
         if index:
-            start = profile.start_of(index)
-            profile.add(job.id, index, start + duration, job.res, mask)
             return
         bound = self.bound(job) if self.bound is not None else None
         if bound is not None and bound < duration:
-            duration = bound
-        profile.add(job.id, 0, now + duration, job.res, mask)
+            profile.shorten(job.id, now + bound)
         self.queue.remove(job)
-        started.append(Execute(job.id, mask))
+        started.append(Execute(job.id, profile.jobs[job.id].mask))
 
     def _rebuild(self, now: float) -> None:
         running = self.profile.running()

@@ -19,7 +19,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import reduce
-from math import inf
 from operator import and_
 
 from scheduler.core.machines import full_mask, lowest
@@ -79,58 +78,67 @@ class ReservationProfile:
         index, available = self._fit_before(res, duration, end, end, 0)
         return index, lowest(available, res)
 
-    def refit(self, job_id: str, duration: float) -> tuple[int, int] | None:
-        """Where first fit puts a reserved job once taken out of the profile, as batsched's compression does
-        (remove, then add again): None if at its reservation (the profile is unchanged), else ``(slice,
-        machines)``, and the job is out of the profile.
+    def place(self, job_id: str, res: int, duration: float) -> int:
+        """Place a job by first fit for ``duration``: the slice it is anchored at (0: it runs from now)."""
+        index, mask = self.first_fit(res, duration)
+        self.add(job_id, index, self.begins[index] + duration, res, mask)
+        return index
+
+    def refit(self, job_id: str, duration: float) -> int:
+        """Place a reserved job again as batsched's compression does (take it out, place it by first fit):
+        the slice it is anchored at now.
 
         The job can only move earlier (its own place is free once it is out), so the anchors before its
-        reservation are tried as if its machines were free over its span, and the profile changes only
-        when it moves."""
+        reservation are tried as if its machines were free over its span, and it is taken out only if one
+        fits; at its own slice it keeps its machines if they are still the lowest free there."""
         placement = self.jobs[job_id]
         res, mask = placement.res, placement.mask
-        lo = bisect_left(self.begins, placement.start, 1)  # its span: slices lo..hi-1
-        hi = bisect_left(self.begins, placement.end, lo + 1)
+        begins, free = self.begins, self.free
+        lo = bisect_left(begins, placement.start, 1)  # its span: slices lo..hi-1
+        hi = bisect_left(begins, placement.end, lo + 1)
         found = self._fit_before(res, duration, lo, hi, mask)
         if found is None and self.refs[placement.start] > 1:  # its slice stays: it fits there again
-            available = reduce(and_, self.free[lo:hi]) | mask
-            if available & ((1 << mask.bit_length()) - 1) == mask:  # its machines are still the lowest free
-                return None
-            found = lo, available
+            available = reduce(and_, free[lo:hi]) | mask
+            if available & ((1 << mask.bit_length()) - 1) != mask:  # lower machines came free: take them
+                placement.mask = moved = lowest(available, res)
+                for j in range(lo, hi):
+                    free[j] = (free[j] | mask) & ~moved
+            return lo
         self.remove(job_id)
         if found is None:  # not reached: the slice before one that only it starts has its machines free
-            return self.first_fit(res, duration)
-        return found[0], lowest(found[1], res)
+            return self.place(job_id, res, duration)
+        index, available = found
+        self.add(job_id, index, begins[index] + duration, res, lowest(available, res))
+        return index
 
     def _fit_before(self, res: int, duration: float, lo: int, hi: int, mask: int) -> tuple[int, int] | None:
         """The first anchor before slice ``lo`` where ``res`` machines stay free for ``duration``, with the
-        machines free over its span, or None; ``mask`` is taken as free in slices ``lo..hi-1`` too (no
-        window from before ``lo`` reaches past them).
-
-        The slices short of machines split the others into runs; an anchor fits only if its window ends
-        before the next short slice, so each run is tried from its first slice while windows end in time,
-        and only their machines are intersected."""
-        begins, free = self.begins, self.free
-        short = bytes(map(res.__gt__, self.counts[:lo]))  # 1: fewer than res machines free
-        first = short.find(0)
-        while first >= 0:
-            barrier = short.find(1, first)
-            limit = begins[barrier] if barrier >= 0 else inf
-            for i in range(first, barrier if barrier >= 0 else lo):
-                end = begins[i] + duration
-                if end > limit:
+        machines free over its window, or None; ``mask`` is taken as free in slices ``lo..hi-1`` too (no
+        window from before ``lo`` reaches past them)."""
+        begins, free, counts = self.begins, self.free, self.counts
+        i = 0
+        while True:
+            for i in range(i, lo):  # the next slice with the machines
+                if counts[i] >= res:
                     break
-                window_end = bisect_left(begins, end, i + 1, hi)
-                if window_end <= lo:
-                    available = reduce(and_, free[i + 1:window_end], free[i])
-                else:
-                    available = reduce(and_, free[i + 1:lo], free[i]) & (reduce(and_, free[lo:window_end]) | mask)
-                if available.bit_count() >= res:
-                    return i, available
-            if barrier < 0:
+            else:
                 return None
-            first = short.find(0, barrier)
-        return None
+            window_end = bisect_left(begins, begins[i] + duration, i + 1, hi)
+            short = counts[i + 1:window_end if window_end < lo else lo]  # from lo on, its machines are free
+            if short and min(short) < res:
+                # every anchor up to the last slice short of machines spans that slice
+                last = len(short) - 1
+                while short[last] >= res:
+                    last -= 1
+                i += last + 2
+                continue
+            if window_end <= lo:
+                available = reduce(and_, free[i + 1:window_end], free[i])
+            else:
+                available = reduce(and_, free[i + 1:lo], free[i]) & (reduce(and_, free[lo:window_end]) | mask)
+            if available.bit_count() >= res:
+                return i, available
+            i += 1
 
     def start_of(self, index: int) -> float:
         return self.begins[index]
@@ -158,6 +166,11 @@ class ReservationProfile:
             refs[start] += 1
         placement = self.jobs[job_id] = Placement(start, end, res, mask, index == 0)
         return placement
+
+    def shorten(self, job_id: str, end: float) -> None:
+        """A job that runs from now ends earlier, at ``end``, on the same machines."""
+        placement = self.remove(job_id)
+        self.add(job_id, 0, end, placement.res, placement.mask)
 
     def remove(self, job_id: str) -> Placement:
         """Take ``job_id`` out of the profile; slices left with the same jobs as their predecessor merge."""
