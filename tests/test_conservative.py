@@ -139,9 +139,12 @@ class Lockstep:
 
 
 @settings(max_examples=200, deadline=None)
-@given(workloads(), st.sampled_from(["fcfs", "spf", "lqf"]), st.sampled_from(["requested", "clairvoyant"]))
-def test_the_profile_takes_batscheds_decisions_and_holds_its_slices(workload, policy, estimates):
-    config = SchedulerConfig(algorithm="conservative_bf", policy=policy, estimates=estimates)
+@given(workloads(), st.sampled_from(["fcfs", "spf", "lqf"]),
+       st.sampled_from([{"estimates": "requested"}, {"estimates": "clairvoyant"},
+                        {"predictor": "ave2", "correction": "incremental"}]))
+def test_the_profile_takes_batscheds_decisions_and_holds_its_slices(workload, policy, knowledge):
+    # with predictions, estimates change and running jobs outlive them: the profile is rebuilt
+    config = SchedulerConfig(algorithm="conservative_bf", policy=policy, **knowledge)
     result = BatsimEngine(workload).run(Lockstep(config))
     check_schedule(workload, result)
 
