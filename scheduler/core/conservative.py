@@ -51,25 +51,24 @@ class ConservativeBackfilling(Algorithm):
             jobs = queue.ordered(now)
         else:
             jobs = [job for job in arrived if job in queue and job.id not in profile]
-        for job in jobs:
-            self._place(job, now, started)
+        estimate, placed = queue.estimate, profile.jobs
+        for job in jobs:  # (re)placed by first fit; started if its reservation begins now
+            duration = estimate(job)
+            if job.id in placed:
+                index = profile.refit(job.id, duration)
+            else:
+                index = profile.place(job.id, job.res, duration)
+            if not index:
+                self._run(job, duration, now, started)
         return started
 
-    def _place(self, job: Job, now: float, started: list[Execute]) -> None:
-        """(Re)place ``job`` by first fit; start it if its reservation begins in the present."""
-        profile = self.profile
-        duration = self.queue.estimate(job)
-        if job.id in profile.jobs:
-            index = profile.refit(job.id, duration)
-        else:
-            index = profile.place(job.id, job.res, duration)
-        if index:
-            return
+    def _run(self, job: Job, duration: float, now: float, started: list[Execute]) -> None:
+        """Start ``job``, placed from now for ``duration``: until its bound if that is shorter."""
         bound = self.bound(job) if self.bound is not None else None
         if bound is not None and bound < duration:
-            profile.shorten(job.id, now + bound)
+            self.profile.shorten(job.id, now + bound)
         self.queue.remove(job)
-        started.append(Execute(job.id, profile.jobs[job.id].mask))
+        started.append(Execute(job.id, self.profile.jobs[job.id].mask))
 
     def _rebuild(self, now: float) -> None:
         running = self.profile.running()

@@ -4,9 +4,9 @@ for every waiting job.
 The profile is a list of slices, each with the machines free in it. Slice 0 begins now; every other
 slice begins where some job in the profile (running or reserved) starts or ends, and only there, as in
 batsched's ``Schedule``, whose slices are split at each job's end and merged again when the last job
-starting or ending at their boundary leaves. A running job whose expected end has passed without its
-completion being reported holds its machines until ``now``: slice 0 is then empty (``[now, now)``), and
-only slice 0's jobs start now.
+starting or ending at their boundary leaves. A running job expected to end now whose completion has not
+been reported yet (it comes in a later message) keeps its machines in slice 0, which then lasts no time
+(``[now, now)``); only a job anchored at slice 0 starts now.
 
 First fit follows batsched's ``add_job_first_fit``: the slices are tried in order as anchors; a job
 anchored at slice ``i`` spans slice ``i`` and every later slice that begins before ``begin_i +
@@ -51,10 +51,6 @@ class ReservationProfile:
 
     def __contains__(self, job_id: str) -> bool:
         return job_id in self.jobs
-
-    @property
-    def now(self) -> float:
-        return self.begins[0]
 
     def advance(self, now: float) -> bool:
         """Slice 0 begins at ``now``. False (and nothing changed) if a later slice began before ``now``: a
