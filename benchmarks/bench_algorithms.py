@@ -7,8 +7,9 @@ order, requested times) for ``easy`` (the baseline), ``easy_bf_fast``, ``conserv
 - ``SDSC-SP2``: ``../shared/workloads/SDSC-SP2-1998-4.2-cln.swf.gz`` (54k jobs after cleaning) on
   ``platforms/sdsc_sp2.xml`` (128 processors), read, cleaned and converted on the fly; skipped when the shared
   folder is absent;
-- ``synthetic-250k``: ``generate(250000, weeks=250, nb_res=128, seed=1)``, written once to a temporary
-  Batsim JSON file.
+- ``synthetic``: ``generate(N, weeks=N/1000, nb_res=128, seed=1)`` with N = 250,000 by default
+  (``--synthetic-jobs``: the same arrival rate and load at every size), written once to a temporary Batsim JSON
+  file.
 
 Every child keeps the modules it compiles in a temporary folder (``common.child_env``; a warm-up run of each
 algorithm on the shipped sample first). The algorithms are interleaved over ``--repeat`` rounds. For each:
@@ -16,7 +17,7 @@ the best and median wall time, the best CPU time (the child's user + system), th
 the same run, and the CPU time per job. batsched 1.4.0's ``conservative_bf`` takes about 1.6x the CPU time of
 its ``easy_bf`` on SDSC-SP2 (quoted, not measured here).
 
-    python benchmarks/bench_algorithms.py [--repeat 3] [--traces SDSC-SP2,synthetic-250k] [--algorithms ...]
+    python benchmarks/bench_algorithms.py [--repeat 3] [--traces SDSC-SP2,synthetic] [--algorithms ...]
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from common import (  # noqa: E402
 )
 
 SDSC = "workloads/SDSC-SP2-1998-4.2-cln.swf.gz"
-TRACES = ("SDSC-SP2", "synthetic-250k")
+TRACES = ("SDSC-SP2", "synthetic")
 ALGORITHMS = ("easy", "easy_bf_fast", "conservative_bf", "fcfs", "filler")
 
 
@@ -99,7 +100,8 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, t
             from scheduler.workloads.synthetic import generate
 
             workload = generate(synthetic_jobs, weeks=synthetic_jobs / 1000, nb_res=128, seed=1)
-            traces[name] = write_batsim_json(workload, scratch / "synthetic.json"), len(workload)
+            traces[f"{name} (generate({synthetic_jobs}, weeks={synthetic_jobs / 1000:g}, nb_res=128, seed=1))"] = \
+                write_batsim_json(workload, scratch / "synthetic.json"), len(workload)
     return traces
 
 

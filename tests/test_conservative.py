@@ -22,7 +22,7 @@ from scheduler.sim.engine import BatsimEngine
 from scheduler.sim.simulate import simulate
 
 from tests.helpers import make_workload
-from tests.test_easy_properties import NB_MACHINES, check_schedule, workloads
+from tests.test_easy_properties import check_schedule, workloads
 
 HORIZON = 1e19  # the end of batsched's last slice
 
