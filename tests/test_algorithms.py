@@ -142,14 +142,15 @@ def test_filler_starts_whatever_fits_and_reserves_nothing():
     assert starts(simulate(workload, SchedulerConfig(algorithm="easy"))[0]) == {"0": 0, "1": 10, "2": 20}
 
 
-def test_served_fcfs_equals_the_in_process_run():
+@pytest.mark.parametrize("algorithm", [name for name in ALGORITHMS if name != "easy"])
+def test_served_algorithms_equal_the_in_process_run(algorithm):
     workload = generate(300, weeks=0.5, nb_res=16, seed=7)
     endpoint = free_endpoint()
-    thread, served = serve_in_thread(endpoint, {"algorithm": "fcfs", "policy": "saf"})
+    thread, served = serve_in_thread(endpoint, {"algorithm": algorithm, "policy": "saf"})
     remote = run_peer(workload, endpoint, timeout=60)
     thread.join(timeout=60)
     assert "error" not in served, served.get("error")
-    local, _ = simulate(workload, SchedulerConfig(algorithm="fcfs", policy="saf"))
+    local, _ = simulate(workload, SchedulerConfig(algorithm=algorithm, policy="saf"))
     assert remote.jobs.equals(local.jobs)
     assert not local.jobs.equals(simulate(workload, SchedulerConfig(policy="saf"))[0].jobs)
 
