@@ -218,14 +218,17 @@ class SchedulerConfig:
     """
 
     algorithm: str = option(
-        "easy", "scheduling algorithm: easy (EASY backfilling) or fcfs (strict queue order, no backfilling); "
-                "batsched's easy_bf is accepted", lambda value: algorithm_name(_text(value)), flags=("--algorithm", "-v"),
-        metavar="NAME")
+        "easy", "scheduling algorithm: easy (EASY backfilling, batsched's easy_bf), easy_bf_fast (EASY whose "
+                "priority job keeps its first expected start, no backfilling beside it), conservative_bf (a "
+                "reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
+                "fcfs_fast) or filler (every job that fits now starts, in queue order)",
+        lambda value: algorithm_name(_text(value)), flags=("--algorithm", "-v"), metavar="NAME")
     policy: str = option(
         "fcfs", "queue order", lambda value: policy_name(_text(value)), flags=("--policy", "-o", "--queue_order"),
         metavar="NAME", choices=policy_names)
     backfill_order: str | None = option(
-        None, "the order in which EASY tries backfill candidates, a --policy name (default: the queue order)",
+        None, "the order in which EASY (easy, easy_bf_fast) tries backfill candidates, a --policy name (default: the "
+              "queue order)",
         _optional(lambda value: policy_name(_text(value))), metavar="NAME")
     estimates: str = option(
         "requested", "runtime knowledge: requested (p̃ = walltime) or clairvoyant (actual runtime)",
@@ -324,7 +327,7 @@ class SchedulerConfig:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")
         if self.backfill_order is not None and not get_algorithm(self.algorithm).backfills:
-            raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} does not backfill")
+            raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} takes its jobs in queue order only")
 
     @property
     def uses_predictor(self) -> bool:

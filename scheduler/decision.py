@@ -342,8 +342,9 @@ class DecisionCore:
 
     def estimate_waiting_time(self, job: Job, now: float) -> float:
         """How long ``job`` would wait if submitted now: the algorithm's earliest start for it given
-        the running jobs (and EASY's reservation); other queued jobs are not counted, so this is a
-        lower bound. -1 when the job can never run or has no estimate."""
+        the running jobs and the reservations it holds (EASY's one, conservative backfilling's all);
+        other queued jobs are not counted otherwise, so this is a lower bound. -1 when the job can
+        never run or has no estimate."""
         if self.algorithm is None or self._rejection_reason(job):
             return -1.0
         return self.algorithm.earliest_start(job.res, self._estimate(job), now) - now

@@ -2,11 +2,13 @@
 
 The decision core queues jobs (with a rank: Q_small before Q, and an estimate), tells the
 algorithm when a job ends and when a running job's expected end or a queued job's estimate
-changes, and asks at every decision which queued jobs start now. Every algorithm plans on
-the same waiting queue (:class:`~scheduler.core.queue.JobQueue`) and availability profile
-(:class:`~scheduler.core.profile.AvailabilityProfile`), so classes, the safeguard and runtime
-predictions work with any of them. Machines are chosen lowest-numbered first (batsched's
-``basic`` resource selector).
+changes, and asks at every decision which queued jobs start now. Every algorithm takes its
+jobs from the same waiting queue (:class:`~scheduler.core.queue.JobQueue`: ranks first, then
+the policy) and plans running jobs until their start plus the smaller of their estimate and
+their ``bound``, on an availability profile (:class:`~scheduler.core.profile.AvailabilityProfile`,
+or conservative backfilling's :class:`~scheduler.core.reservations.ReservationProfile`), so
+classes, the safeguard and runtime predictions work with any of them. Machines are chosen
+lowest-numbered first (batsched's ``basic`` resource selector).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class Algorithm(ABC):
 
     #: The name ``--algorithm`` selects it by.
     name: ClassVar[str]
-    #: Whether it starts jobs out of queue order (only then does ``backfill_order`` mean anything).
+    #: Whether it tries backfill candidates in an order of their own (only then does ``backfill_order`` mean
+    #: anything).
     backfills: ClassVar[bool] = False
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],

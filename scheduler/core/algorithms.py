@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from scheduler.core.algorithm import Algorithm
+from scheduler.core.conservative import ConservativeBackfilling
 from scheduler.core.easy import EasyBackfilling
+from scheduler.core.easy_fast import EasyBackfillingFast
+from scheduler.core.filler import Filler
 from scheduler.core.strict import StrictOrder
 from scheduler.errors import ConfigError
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (EasyBackfilling, StrictOrder)}
+ALGORITHMS: dict[str, type[Algorithm]] = {
+    cls.name: cls for cls in (EasyBackfilling, EasyBackfillingFast, ConservativeBackfilling, StrictOrder, Filler)}
 
-#: batsched's names for ours.
-BATSCHED_ALGORITHMS = {"easy_bf": "easy"}
+#: batsched's names for ours (batsched's ``fcfs_fast`` takes the same decisions as its ``fcfs``).
+BATSCHED_ALGORITHMS = {"easy_bf": "easy", "fcfs_fast": "fcfs"}
 
 
 def algorithm_name(name: str) -> str:

@@ -164,6 +164,8 @@ class RunSpec:
         factor = 3.0 if self.config.get("classifier") == "rf" else 1.0
         if self.policy == "wfp":
             factor *= 1.5
+        if self.config.get("algorithm") == "conservative_bf":
+            factor *= 4.0  # every waiting job is placed again at each job end (benchmarks/README.md)
         return jobs * factor
 
 
