@@ -216,3 +216,18 @@ def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path,
     assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 1
     assert capsys.readouterr().err == ("error: scheduling options: model: a saved classifier is the paper's Random "
                                        f"Forest: it needs classifier 'rf' (got {classifier!r})\n")
+
+
+def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp_path, caplog):
+    """As simulate takes it from the workload it reads: the classifier's temporal features are then the same."""
+    from scheduler.batsim.server import config_at_begin
+
+    workload = tmp_path / "trace.json"
+    workload.write_text(json.dumps({"nb_res": 4, "TimeZoneString": "US/Pacific", "jobs": [], "profiles": {}}))
+    begins = SimulationBegins(0.0, 4, {}, {"w0": str(workload)})
+    assert config_at_begin(begins, {"classifier": "rf"}, {}).timezone == "US/Pacific"
+    assert config_at_begin(begins, {"classifier": "rf", "timezone": "Europe/Stockholm"}, {}).timezone == "Europe/Stockholm"
+    assert config_at_begin(begins, {}, {}).timezone is None  # no classifier: no temporal features
+    elsewhere = SimulationBegins(0.0, 4, {}, {"w0": str(tmp_path / "on-batsim-machine.json")})
+    assert config_at_begin(elsewhere, {"classifier": "rf"}, {}).timezone is None
+    assert "in UTC (give --timezone)" in caplog.text

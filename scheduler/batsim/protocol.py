@@ -277,7 +277,9 @@ class SchedulerCodec:
             if not isinstance(table, dict):
                 raise Invalid(f"'data.profiles.{workload}' must be an object")
         self.profiles = {workload: dict(table) for workload, table in data.profiles.items()}
-        return SimulationBegins(event.timestamp, nb, data.config)
+        workloads = {} if data.workloads is UNSET else {str(name): path for name, path in data.workloads.items()
+                                                        if isinstance(path, str)}
+        return SimulationBegins(event.timestamp, nb, data.config, workloads)
 
     def _job_submitted(self, event: wire.JobSubmittedEvent) -> JobSubmitted:
         data = event.data

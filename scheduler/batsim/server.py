@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import zmq
@@ -46,13 +46,38 @@ class ServeStats:
 
 
 def config_at_begin(event: SimulationBegins, options: dict[str, Any], overrides: dict[str, Any]) -> SchedulerConfig:
-    """The run's config: Batsim's ``sched-config``, then ``options``, then explicit ``overrides``."""
+    """The run's config: Batsim's ``sched-config``, then ``options``, then explicit ``overrides``. A
+    classifier without a time zone takes the trace's from the workload file Batsim names, when this
+    process can read it, as ``simulate`` takes it from the workload it reads."""
     source = "Batsim's sched-config"
     merged = SchedulerConfig.check_options(
         SchedulerConfig.parse_options(event.config.get("sched-config") or "", source), source)
     merged.update(options)
     merged.update({k: v for k, v in overrides.items() if v is not None})
-    return SchedulerConfig.from_dict(merged, "scheduling options")
+    config = SchedulerConfig.from_dict(merged, "scheduling options")
+    if config.classifier != "none" and config.timezone is None and event.workloads:
+        timezone = workload_file_timezone(event.workloads)
+        if timezone is not None:
+            config = replace(config, timezone=timezone)
+    return config
+
+
+def workload_file_timezone(workloads: dict[str, str]) -> str | float | None:
+    """The time zone in the header of the first of ``workloads`` (name -> path) that has one; None when no
+    file says (or none can be read here: the temporal features are then in UTC, as the log says)."""
+    from scheduler.knowledge.features import timezone_from_header
+    from scheduler.workloads.batsim_json import read_header
+
+    for name, path in workloads.items():
+        try:
+            timezone = timezone_from_header(read_header(path))
+        except SchedulerError as exc:
+            log.warning("workload %s: %s; the classifier's temporal features are in UTC (give --timezone)", name, exc)
+            continue
+        if timezone is not None:
+            log.info("workload %s: time zone %s, from %s", name, timezone, path)
+            return timezone
+    return None
 
 
 def error_text(error: BaseException) -> str:

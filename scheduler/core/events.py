@@ -33,6 +33,8 @@ class SimulationBegins:
     time: float
     nb_resources: int
     config: dict[str, Any] = field(default_factory=dict)
+    #: The workload files Batsim simulates, by workload name (as Batsim names them: paths on its machine).
+    workloads: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

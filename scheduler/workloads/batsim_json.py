@@ -170,6 +170,14 @@ def _names(path: Path, jobs: list[dict], name: str, values: list, kinds: tuple[t
                         f"{expected}, not empty and without a comma, a double quote, '!' or a control character)")
 
 
+def read_header(path: str | Path) -> dict:
+    """The SWF header fields kept in the Batsim JSON workload at ``path`` (:func:`header_fields`)."""
+    data = _load_json(Path(path))
+    if not isinstance(data, dict):
+        raise WorkloadError(f"{path}: expected a JSON object")
+    return header_fields(path, data)
+
+
 def header_fields(where: str | Path, data: dict) -> dict:
     """The SWF header fields a workload keeps (:data:`HEADER_KEYS`: the classifier reads them), checked:
     ``UnixStartTime`` a number of seconds within :data:`MAX_SECONDS`, ``TimeZone`` an offset within a day,
