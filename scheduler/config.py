@@ -138,6 +138,12 @@ def _probability_below_one(value: Any) -> float:
     return float(value)
 
 
+def _positive_number(value: Any) -> float:
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"must be a positive number, got {value!r}")
+    return float(value)
+
+
 def _probability_or_one(value: Any) -> float:
     if not is_number(value) or not 0 < value <= 1:
         raise ValueError(f"must be a number in (0, 1], got {value!r}")
@@ -259,6 +265,13 @@ class SchedulerConfig:
     probe_length: float = option(
         1.0, "an uncertain job's trial run, as a fraction of the divider: the safeguard kills it after "
              "F x divider (small jobs keep the whole divider)", _probability_or_one, metavar="F", parse=number_text)
+    probe_limit: float | None = option(
+        None, "an uncertain job's trial run lasts at most S seconds (with --probe-length, the shorter)",
+        _optional(positive_seconds), metavar="S", parse=number_text)
+    probe_width: float | None = option(
+        None, "an uncertain job is probed only if its odds of being small, P/(1-P), are at least its share of the "
+              "machine (processors / machine size) over K: a failed trial wastes processors in proportion to its "
+              "width (default: off)", _optional(_positive_number), metavar="K", parse=number_text)
     siblings: str = option(
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
@@ -308,8 +321,9 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
-        if self.probe_length != 1 and self.probe_threshold is None:
-            raise ConfigError("probe_length: it is the trial run of uncertain jobs: set probe_threshold too")
+        for name in ("probe_length", "probe_limit", "probe_width"):
+            if getattr(self, name) != SchedulerConfig.__dataclass_fields__[name].default and self.probe_threshold is None:
+                raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
         if self.siblings != "keep" and self.safeguard != "kill":
             raise ConfigError("siblings: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.model is not None and self.classifier != "rf":

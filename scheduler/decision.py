@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
@@ -189,6 +190,7 @@ class DecisionCore:
             self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
+            self.classifier.nb_machines = self.nb_machines
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
@@ -212,7 +214,9 @@ class DecisionCore:
             job_class = self.classifier.classify(job, now)
             if job_class is not JobClass.LARGE:
                 limit = self.classifier.divider_at(now)
-                self.small[job.id] = limit * self.config.probe_length if job_class is JobClass.UNCERTAIN else limit
+                if job_class is JobClass.UNCERTAIN:
+                    limit = min(limit * self.config.probe_length, self.config.probe_limit or math.inf)
+                self.small[job.id] = limit
                 self.small_waiting.add(job.id)
                 if self.config.siblings == "demote" and "user" in job.extras:
                     self._siblings.setdefault(_request(job), set()).add(job.id)

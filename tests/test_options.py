@@ -40,6 +40,8 @@ EXAMPLES = {
     "divider_estimates": ("running", "running", "running"),
     "probe_length": ("0.25", 0.25, 0.25),
     "siblings": ("demote", "demote", "demote"),
+    "probe_limit": ("400", 400.0, 400.0),
+    "probe_width": ("0.25", 0.25, 0.25),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
 }
 #: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard; a
@@ -47,7 +49,7 @@ EXAMPLES = {
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
-NEEDS = {"probe_length": {"probe_threshold": 0.02}}
+NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width")}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
