@@ -9,9 +9,9 @@ import pytest
 from scheduler.cli import main
 from scheduler.config import SchedulerConfig
 from scheduler.errors import WorkloadError
-from scheduler.experiments.collect import analyze_run, discover_runs, variant_of
+from scheduler.experiments.collect import analyze_run, analyze_runs, discover_runs, variant_of
 from scheduler.experiments.grid import parse_config
-from scheduler.experiments.report import markdown_to_html, write_report
+from scheduler.experiments.report import Report, markdown_to_html, write_report
 from scheduler.experiments.sweep import run_sweep
 from scheduler.metrics import summarize
 from scheduler.sim.output import read_jobs_csv
@@ -41,12 +41,13 @@ def test_report_tables_and_plots(results, tmp_path):
     text = (tmp_path / "report" / "REPORT.md").read_text()
     for heading in ("## Mean bounded slowdown", "(Table 7)", "## Small and large jobs (Figure 8)",
                     "## Classifier quality (Tables 5 and 6)", "## Packing and fairness costs: AWF and P2SF",
-                    "## Kills and wasted work"):
+                    "## Kills and wasted work", "## Gain against harm"):
         assert heading in text, heading
     assert "| sample | EASY-FCFS | 0% |" in text  # the reference run's own reduction
     names = sorted(p.name for p in written["plots"])
     assert names == ["fig4_classifier_weeks_sample.png", "fig6_cumulative_bsld_sample.png",
-                     "fig7_monthly_bsld_sample.png", "fig8_classes_sample.png", "fig9_variants_sample.png"]
+                     "fig7_monthly_bsld_sample.png", "fig8_classes_sample.png", "fig9_variants_sample.png",
+                     "tradeoff_sample.png"]
     for path in written["plots"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size < 200_000
         assert f"(img/{path.name})" in text
@@ -242,7 +243,7 @@ def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
 
     monkeypatch.setattr(plots, "_save", keep)
     written = write_report(results, tmp_path / "report")
-    assert len(figures) == len(written["plots"]) == 5
+    assert len(figures) == len(written["plots"]) == 6
     for name, (axes, legends, boxes) in figures.items():
         assert legends, name
         for legend in legends:
@@ -275,3 +276,15 @@ def test_a_log_axis_has_several_labelled_ticks(low, high):
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and bottom <= t.get_position()[1] <= top]
     plots._pyplot().close(fig)
     assert ax.get_yscale() == "log" and len(labels) >= 4, labels
+
+
+def test_the_tradeoff_table_sets_each_variant_against_base_under_its_own_order(results):
+    report = Report(analyze_runs(discover_runs([results])))
+    table = report.tradeoff()
+    for policy in ("fcfs", "spf"):
+        base = table.loc[("sample", policy, "base")]
+        assert base["large_vs_base"] == 0 and base["max_wait_vs_base"] == 1 and base["wasted_fraction"] == 0
+        idempotent = table.loc[("sample", policy, "classification-idempotent")]
+        assert idempotent["wasted_fraction"] > 0
+        assert idempotent["reduction"] == pytest.approx(report.reduction().loc[("sample", policy),
+                                                                               "classification-idempotent"])

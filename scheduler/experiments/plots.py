@@ -257,3 +257,32 @@ def classifier_weeks(weeks: pd.DataFrame, trace: str, label: str, path: Path) ->
     fig.tight_layout()
     _legend_below(fig, [ax])
     return _save(fig, path)
+
+
+def tradeoff(table: pd.DataFrame, variants: Sequence[str], trace: str, path: Path) -> Path | None:
+    """Gain against harm: each variant's reduction of mean bsld against its wasted work (left) and against
+    its actually-large jobs' loss relative to base (right); one marker per queue order (``table``: rows
+    policy x variant, columns ``reduction``, ``wasted_fraction``, ``large_vs_base``)."""
+    table = table.dropna(subset=["reduction"])
+    if table.empty or "large_vs_base" not in table:
+        return None
+    plt = _pyplot()
+    markers = "osD^vP*X"
+    policies = list(dict.fromkeys(table.index.get_level_values("policy")))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), squeeze=False)
+    panels = (("wasted_fraction", "wasted work (% of the useful work)"),
+              ("large_vs_base", "actually-large jobs' mean bsld vs base, same order (%)"))
+    for ax, (column, label) in zip(axes.flat, panels):
+        for (policy, variant), row in table.iterrows():
+            ax.scatter(100 * row[column], 100 * row["reduction"], color=colour(str(variant), variants),
+                       marker=markers[policies.index(policy) % len(markers)], s=36, edgecolors="black",
+                       linewidths=0.4, label=f"{variant}, EASY-{str(policy).upper()}")
+        ax.set_xlabel(label, fontsize=8)
+        ax.set_ylabel("reduction of mean bsld (%)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes.flat[1].axvline(0, color="#888888", linewidth=0.6)
+    fig.suptitle(f"{trace}: gain against harm (up and left is better)", fontsize=11)
+    fig.tight_layout()
+    _legend_below(fig, [axes.flat[0]])
+    return _save(fig, path)

@@ -171,6 +171,23 @@ class Report:
                    "wasted_fraction", "nb_jobs"]
         return self._sort_variants(self.mean_over_seeds([c for c in columns if c in self.runs.columns]))
 
+    def tradeoff(self) -> pd.DataFrame:
+        """Gain against harm, per trace x policy x variant: the reduction of mean bsld (as in :meth:`reduction`),
+        the wasted work, the actually-large jobs' mean bsld and the longest wait, each against base under the
+        same policy (``large_vs_base`` is a relative change, ``max_wait_vs_base`` a ratio; NaN without base)."""
+        reduction = self.reduction().stack().rename("reduction")
+        columns = [c for c in ("wasted_fraction", "mean_bsld_actual_large", "max_wait") if c in self.runs.columns]
+        table = self.mean_over_seeds(columns).join(reduction, how="left")
+        if "base" in self.variants:
+            base = table.xs("base", level="variant")
+            for column, name, change in (("mean_bsld_actual_large", "large_vs_base", True),
+                                         ("max_wait", "max_wait_vs_base", False)):
+                if column in table:
+                    reference = pd.Series([base[column].get((t, p), math.nan) for t, p, _ in table.index],
+                                          index=table.index)
+                    table[name] = table[column] / reference - (1.0 if change else 0.0)
+        return self._sort_variants(table)
+
     def pick(self, trace: str, policy: str, variant: str) -> RunData | None:
         """The run of the lowest seed of a trace x policy x variant."""
         candidates = [d for d in self.data if (d.files.trace, d.files.policy, d.files.variant) == (trace, policy, variant)]
@@ -219,6 +236,7 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
         "classifier": report.classifier(),
         "predictions": report.predictions(),
         "costs": report.costs(),
+        "tradeoff": report.tradeoff(),
     }
     for name, table in tables.items():
         path = output / "tables" / f"{name}.csv"
@@ -239,7 +257,7 @@ def _write_csv(path: Path, table: pd.DataFrame, index: bool = True) -> None:
 
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
     """Every figure, per trace: {figure name: [paths]}."""
-    figures: dict[str, list[Path]] = {"fig6": [], "fig7": [], "fig8": [], "fig9": [], "fig4": []}
+    figures: dict[str, list[Path]] = {"fig6": [], "fig7": [], "fig8": [], "fig9": [], "fig4": [], "tradeoff": []}
     # base, the compared variant (the paper's classification-idempotent), and our extension when it ran
     pair = list(dict.fromkeys(v for v in ("base", report.compare, "classification-probing") if v in report.variants))
     for trace in report.traces:
@@ -267,6 +285,10 @@ def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
             _add(figures["fig9"], figures_module.grouped_bars(values, f"{trace}: mean bounded slowdown per variant",
                                                      "mean bsld", folder / f"fig9_variants_{slug}.png",
                                                      log=True, variants=report.variants))
+        tradeoff = report.tradeoff()
+        if "reduction" in tradeoff and trace in tradeoff.index.get_level_values(0):
+            _add(figures["tradeoff"], figures_module.tradeoff(tradeoff.loc[trace], report.variants, trace,
+                                                             folder / f"tradeoff_{slug}.png"))
         run = report.classifier_run(trace)
         if run is not None:
             label = f"EASY-{run.files.policy.upper()} {run.files.variant}, seed {run.files.seed}"
@@ -482,6 +504,20 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         out.append(markdown_table(["trace", "policy", "variant", "kills", "of jobs", "wasted processor-hours",
                                    "of useful work"], rows, "lll" + "r" * 4))
         out.append("")
+    tradeoff = tables["tradeoff"]
+    if "large_vs_base" in tradeoff and tradeoff["wasted_fraction"].gt(0).any():
+        out.append("## Gain against harm\n")
+        out.append(f"Each variant's reduction of mean bsld (relative to EASY-{ref_policy.upper()} {ref_variant}) against "
+                   "what it costs: the wasted work (share of the useful work), the actually-large jobs' mean bsld and "
+                   "the longest wait, each against base under the same policy.\n")
+        rows = [_label(k) + [_percent(r["reduction"]), _percent(r["wasted_fraction"], 2),
+                             f"{r['large_vs_base']:+.0%}" if r["large_vs_base"] == r["large_vs_base"] else "–",
+                             _number(r.get("max_wait_vs_base"), 2)] for k, r in tradeoff.iterrows()]
+        out.append(markdown_table(["trace", "policy", "variant", "reduction", "wasted work", "large jobs vs base",
+                                   "longest wait vs base"], rows, "lll" + "r" * 4))
+        out.append("")
+        for path in figures.get("tradeoff", []):
+            out.append(f"![Gain against harm]({path.parent.name}/{path.name})\n")
     out.append("## Files\n")
     out.append("`runs.csv` holds every recomputed metric of every run; `tables/*.csv` the tables above, unrounded; "
                "`img/` the figures, each as a PNG and, for print, an SVG of the same name.\n")
