@@ -1,65 +1,38 @@
-"""The composition root: a :class:`SchedulerConfig` made into the parts of a decision core.
+"""The composition root: a :class:`SchedulerConfig` made into a decision core.
 
-The one place that reads the files a config names (the θ file of a ``score:FILE`` policy, a
-classifier saved with ``--save-model``) and that turns the config's names into objects: the queue
-and backfill policies, the scheduling algorithm, the runtime knowledge, the predictions and the
-classifier. :func:`input_files` lists those files (a sweep's resume hash covers their content).
+Every front end (``simulate``, ``serve``, the pybatsim adapter, sweeps) builds its core with
+:func:`build_core`; the core builds nothing itself. This is the one place that reads the files a
+config names (the θ file of a ``score:FILE`` policy, a classifier saved with ``--save-model``) and
+that turns the config's names into objects: the queue and backfill policies, the scheduling
+algorithm, the runtime knowledge, the predictions and the classifier. :func:`input_files` lists
+those files (a sweep's resume hash covers their content).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from dataclasses import replace
+from typing import Any, Callable
 
 from scheduler.config import SchedulerConfig
-from scheduler.core.algorithm import Algorithm
 from scheduler.core.algorithms import get_algorithm
-from scheduler.core.job import Job
 from scheduler.core.policies import Policy, get_policy, score_file
+from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import JobClass
-from scheduler.knowledge.estimates import RuntimeKnowledge, get_estimates
+from scheduler.knowledge.estimates import get_estimates
+from scheduler.parts import Classifier, Parts
 
-if TYPE_CHECKING:
-    import pandas as pd  # annotations only: serve for EASY does not import pandas
-
-
-class Classifier(Protocol):
-    """What the decision core asks of a job classifier (``scheduler.knowledge.classifier.JobClassifier``):
-    three calls while deciding, and its reports for :meth:`~scheduler.decision.DecisionCore.outcome`."""
-
-    def classify(self, job: Job, now: float) -> JobClass:
-        """The class of ``job``, submitted now: small, uncertain or large."""
-
-    def divider_at(self, now: float) -> float:
-        """The small/large boundary in force now, in seconds."""
-
-    def completed(self, job: Job, runtime: float, now: float) -> None:
-        """``job`` ended after running ``runtime`` seconds."""
-
-    def summary(self) -> dict[str, float]:
-        """Its quality over the jobs whose class is known."""
-
-    def weekly_report(self) -> pd.DataFrame:
-        """Its divider, training and quality, week by week."""
-
-    def feature_importances(self) -> pd.DataFrame:
-        """The importance of each feature, week by week (index: week)."""
+__all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy"]
 
 
-@dataclass(frozen=True)
-class Parts:
-    """What a :class:`~scheduler.decision.DecisionCore` is made of."""
-
-    policy: Policy
-    backfill_order: Policy | None
-    algorithm: type[Algorithm]
-    knowledge: RuntimeKnowledge
-    #: Runtime predictions with a correction rule (``scheduler.knowledge.predictors.Predictions``), or None.
-    predictions: Any = None
-    #: Starts the classifier at the simulation's start time; None without a classifier.
-    classifier: Callable[[float], Classifier] | None = None
+def build_core(config: SchedulerConfig | None = None, classifier: Classifier | None = None) -> DecisionCore:
+    """A decision core for one simulation, made of the parts ``config`` asks for (default: EASY-FCFS); a
+    ``classifier`` given here replaces the config's."""
+    config = config or SchedulerConfig()
+    parts = build_parts(config)
+    if classifier is not None:
+        parts = replace(parts, classifier=lambda start_time: classifier)
+    return DecisionCore(config, parts)
 
 
 def build_parts(config: SchedulerConfig) -> Parts:
