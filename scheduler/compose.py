@@ -4,8 +4,9 @@ Every front end (``simulate``, ``serve``, the pybatsim adapter, sweeps) builds i
 :func:`build_core`; the core builds nothing itself. This is the one place that reads the files a
 config names (the θ file of a ``score:FILE`` policy, a classifier saved with ``--save-model``) and
 that turns the config's names into objects: the queue and backfill policies, the scheduling
-algorithm, the runtime knowledge, the predictions and the classifier. :func:`input_files` lists
-those files (a sweep's resume hash covers their content).
+algorithm, the runtime knowledge, the predictions and the classifier, built-in or plug-in
+(``scheduler.plugins``: each made with its options). :func:`input_files` lists those files and the
+plug-ins' own (a sweep's resume hash covers their content).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from scheduler.config import SchedulerConfig
-from scheduler.core.algorithms import get_algorithm
 from scheduler.core.policies import Policy, get_policy, score_file
 from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
 from scheduler.knowledge.estimates import get_estimates
 from scheduler.parts import Classifier, Parts
+from scheduler.plugins import is_builtin, make_algorithm, make_estimator, make_policy, source_file
 
 __all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy"]
 
@@ -43,17 +44,20 @@ def build_parts(config: SchedulerConfig) -> Parts:
 
         predictions = make_predictions(config.predictor, config.correction, config.predictor_options)
     return Parts(
-        policy=load_policy(config.policy),
+        policy=load_policy(config.policy, config.policy_options),
         backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
-        algorithm=get_algorithm(config.algorithm),
+        algorithm=make_algorithm(config.algorithm, config.algorithm_options),
         knowledge=predictions if predictions is not None else get_estimates(config.estimates),
         predictions=predictions,
         classifier=classifier_starter(config),
     )
 
 
-def load_policy(name: str) -> Policy:
-    """The policy called ``name``, its θ file read for a ``score:FILE`` policy."""
+def load_policy(name: str, options: dict | None = None) -> Policy:
+    """The policy called ``name``, its θ file read for a ``score:FILE`` policy; a plug-in made with ``options``
+    (canonical: see :class:`SchedulerConfig`)."""
+    if not is_builtin("policy", name):
+        return make_policy(name, options)
     path = score_file(name)
     return get_policy(name, None if path is None else read_theta(path))
 
@@ -83,12 +87,17 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
     return lambda start_time: JobClassifier(
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
         start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
-        probe_threshold=config.probe_threshold, probe_width=config.probe_width, partial_oracle=config.partial_oracle)
+        probe_threshold=config.probe_threshold, probe_width=config.probe_width, partial_oracle=config.partial_oracle,
+        estimator=make_estimator(config.estimator, config.estimator_options) if config.classifier == "rf" else None)
 
 
 def input_files(config: SchedulerConfig) -> list[str]:
-    """The files a run with ``config`` reads besides its workload: θ files and a saved classifier."""
+    """The files a run with ``config`` reads besides its workload: θ files, a saved classifier, plug-in files."""
     files = [path for path in map(score_file, filter(None, (config.policy, config.backfill_order))) if path]
     if config.classifier != "none" and config.model:
         files.append(config.model)
+    plugins = [("algorithm", config.algorithm), ("policy", config.policy), ("policy", config.backfill_order)]
+    if config.classifier == "rf":
+        plugins.append(("estimator", config.estimator))
+    files += [path for kind, spec in plugins if spec and (path := source_file(kind, spec)) and path not in files]
     return files
