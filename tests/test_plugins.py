@@ -343,3 +343,15 @@ def test_a_broken_entry_point_is_one_line_naming_it(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"^policy: policy 'gone': entry point demo_missing:Order failed to load "
                                           r"\(ModuleNotFoundError: No module named 'demo_missing'\)$"):
         SchedulerConfig(policy="gone")
+
+
+@pytest.mark.parametrize("name, kind", [("Greedy", "algorithm"), ("shortest_request", "policy"),
+                                        ("shallow_tree", "estimator")])
+def test_the_plugins_of_docs_plugins_md_run(name, kind, tmp_path, first_weeks):
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "plugins.md").read_text(), re.S)
+    code = next(block for block in blocks if re.search(rf"^(class|def) {name}\b", block, re.M))
+    (tmp_path / "doc_plugin.py").write_text(code)
+    spec = f"{tmp_path}/doc_plugin.py:{name}"
+    options = {"algorithm": {"algorithm": spec}, "policy": {"policy": spec},
+               "estimator": {"classifier": "rf", "estimator": spec}}[kind]
+    assert len(run(first_weeks, **options)) == len(first_weeks)
