@@ -1,65 +1,39 @@
-"""The composition root: a :class:`SchedulerConfig` made into the parts of a decision core.
+"""The composition root: a :class:`SchedulerConfig` made into a decision core.
 
-The one place that reads the files a config names (the θ file of a ``score:FILE`` policy, a
-classifier saved with ``--save-model``) and that turns the config's names into objects: the queue
-and backfill policies, the scheduling algorithm, the runtime knowledge, the predictions and the
-classifier. :func:`input_files` lists those files (a sweep's resume hash covers their content).
+Every front end (``simulate``, ``serve``, the pybatsim adapter, sweeps) builds its core with
+:func:`build_core`; the core builds nothing itself. This is the one place that reads the files a
+config names (the θ file of a ``score:FILE`` policy, a classifier saved with ``--save-model``) and
+that turns the config's names into objects: the queue and backfill policies, the scheduling
+algorithm, the runtime knowledge, the predictions and the classifier, built-in or plug-in
+(``scheduler.plugins``: each made with its options). :func:`input_files` lists those files and the
+plug-ins' own (a sweep's resume hash covers their content).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from dataclasses import replace
+from typing import Any, Callable
 
 from scheduler.config import SchedulerConfig
-from scheduler.core.algorithm import Algorithm
-from scheduler.core.algorithms import get_algorithm
-from scheduler.core.job import Job
 from scheduler.core.policies import Policy, get_policy, score_file
+from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import JobClass
-from scheduler.knowledge.estimates import RuntimeKnowledge, get_estimates
+from scheduler.knowledge.estimates import get_estimates
+from scheduler.parts import Classifier, Parts
+from scheduler.plugins import is_builtin, make_algorithm, make_estimator, make_policy, source_file
 
-if TYPE_CHECKING:
-    import pandas as pd  # annotations only: serve for EASY does not import pandas
-
-
-class Classifier(Protocol):
-    """What the decision core asks of a job classifier (``scheduler.knowledge.classifier.JobClassifier``):
-    three calls while deciding, and its reports for :meth:`~scheduler.decision.DecisionCore.outcome`."""
-
-    def classify(self, job: Job, now: float) -> JobClass:
-        """The class of ``job``, submitted now: small, uncertain or large."""
-
-    def divider_at(self, now: float) -> float:
-        """The small/large boundary in force now, in seconds."""
-
-    def completed(self, job: Job, runtime: float, now: float) -> None:
-        """``job`` ended after running ``runtime`` seconds."""
-
-    def summary(self) -> dict[str, float]:
-        """Its quality over the jobs whose class is known."""
-
-    def weekly_report(self) -> pd.DataFrame:
-        """Its divider, training and quality, week by week."""
-
-    def feature_importances(self) -> pd.DataFrame:
-        """The importance of each feature, week by week (index: week)."""
+__all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy"]
 
 
-@dataclass(frozen=True)
-class Parts:
-    """What a :class:`~scheduler.decision.DecisionCore` is made of."""
-
-    policy: Policy
-    backfill_order: Policy | None
-    algorithm: type[Algorithm]
-    knowledge: RuntimeKnowledge
-    #: Runtime predictions with a correction rule (``scheduler.knowledge.predictors.Predictions``), or None.
-    predictions: Any = None
-    #: Starts the classifier at the simulation's start time; None without a classifier.
-    classifier: Callable[[float], Classifier] | None = None
+def build_core(config: SchedulerConfig | None = None, classifier: Classifier | None = None) -> DecisionCore:
+    """A decision core for one simulation, made of the parts ``config`` asks for (default: EASY-FCFS); a
+    ``classifier`` given here replaces the config's."""
+    config = config or SchedulerConfig()
+    parts = build_parts(config)
+    if classifier is not None:
+        parts = replace(parts, classifier=lambda start_time: classifier)
+    return DecisionCore(config, parts)
 
 
 def build_parts(config: SchedulerConfig) -> Parts:
@@ -70,17 +44,20 @@ def build_parts(config: SchedulerConfig) -> Parts:
 
         predictions = make_predictions(config.predictor, config.correction, config.predictor_options)
     return Parts(
-        policy=load_policy(config.policy),
+        policy=load_policy(config.policy, config.policy_options),
         backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
-        algorithm=get_algorithm(config.algorithm),
+        algorithm=make_algorithm(config.algorithm, config.algorithm_options),
         knowledge=predictions if predictions is not None else get_estimates(config.estimates),
         predictions=predictions,
         classifier=classifier_starter(config),
     )
 
 
-def load_policy(name: str) -> Policy:
-    """The policy called ``name``, its θ file read for a ``score:FILE`` policy."""
+def load_policy(name: str, options: dict | None = None) -> Policy:
+    """The policy called ``name``, its θ file read for a ``score:FILE`` policy; a plug-in made with ``options``
+    (canonical: see :class:`SchedulerConfig`)."""
+    if not is_builtin("policy", name):
+        return make_policy(name, options)
     path = score_file(name)
     return get_policy(name, None if path is None else read_theta(path))
 
@@ -110,12 +87,17 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
     return lambda start_time: JobClassifier(
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
         start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
-        probe_threshold=config.probe_threshold, probe_width=config.probe_width, partial_oracle=config.partial_oracle)
+        probe_threshold=config.probe_threshold, probe_width=config.probe_width, partial_oracle=config.partial_oracle,
+        estimator=make_estimator(config.estimator, config.estimator_options) if config.classifier == "rf" else None)
 
 
 def input_files(config: SchedulerConfig) -> list[str]:
-    """The files a run with ``config`` reads besides its workload: θ files and a saved classifier."""
+    """The files a run with ``config`` reads besides its workload: θ files, a saved classifier, plug-in files."""
     files = [path for path in map(score_file, filter(None, (config.policy, config.backfill_order))) if path]
     if config.classifier != "none" and config.model:
         files.append(config.model)
+    plugins = [("algorithm", config.algorithm), ("policy", config.policy), ("policy", config.backfill_order)]
+    if config.classifier == "rf":
+        plugins.append(("estimator", config.estimator))
+    files += [path for kind, spec in plugins if spec and (path := source_file(kind, spec)) and path not in files]
     return files

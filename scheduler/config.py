@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from scheduler.core.algorithms import algorithm_name, get_algorithm
-from scheduler.core.policies import policy_name, policy_names
+from scheduler.core.policies import policy_names
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.corrections import CORRECTIONS
 from scheduler.knowledge.estimates import ESTIMATES
+from scheduler.plugins import check_options as plugin_options, resolve, target_of
 from scheduler.values import is_number
 
 SAFEGUARDS = ("none", "kill")
@@ -206,6 +206,11 @@ def json_text(text: str) -> Any:
         raise ValueError(f"invalid JSON ({exc})") from None
 
 
+def _plugin(kind: str) -> Callable[[Any], str]:
+    """The check of a built-in name or plug-in spec of ``kind`` (``scheduler.plugins``; loads a plug-in)."""
+    return lambda value: resolve(kind, _text(value))
+
+
 def _predictor_names() -> list[str]:
     from scheduler.knowledge.predictors import PREDICTORS
 
@@ -227,15 +232,22 @@ class SchedulerConfig:
         "easy", "scheduling algorithm: easy (EASY backfilling, batsched's easy_bf), easy_bf_fast (EASY whose "
                 "priority job keeps its first expected start, no backfilling beside it), conservative_bf (a "
                 "reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
-                "fcfs_fast) or filler (every job that fits now starts, in queue order)",
-        lambda value: algorithm_name(_text(value)), flags=("--algorithm", "-v"), metavar="NAME")
+                "fcfs_fast) or filler (every job that fits now starts, in queue order); or a plug-in: FILE.py:CLASS, "
+                "MODULE:CLASS or an entry point's name (docs/plugins.md)",
+        _plugin("algorithm"), flags=("--algorithm", "-v"), metavar="NAME")
+    algorithm_options: dict | None = option(
+        None, "the algorithm plug-in's options as a JSON object (--algorithm X --help lists them)",
+        _optional(_json_object), metavar="JSON", parse=json_text)
     policy: str = option(
-        "fcfs", "queue order", lambda value: policy_name(_text(value)), flags=("--policy", "-o", "--queue_order"),
-        metavar="NAME", choices=policy_names)
+        "fcfs", "queue order (or a plug-in: FILE.py:NAME, MODULE:NAME or an entry point's name)", _plugin("policy"),
+        flags=("--policy", "-o", "--queue_order"), metavar="NAME", choices=policy_names)
+    policy_options: dict | None = option(
+        None, "the queue order plug-in's options as a JSON object (--policy X --help lists them)",
+        _optional(_json_object), metavar="JSON", parse=json_text)
     backfill_order: str | None = option(
         None, "the order in which EASY (easy, easy_bf_fast) tries backfill candidates, a --policy name (default: the "
-              "queue order)",
-        _optional(lambda value: policy_name(_text(value))), metavar="NAME")
+              "queue order; a plug-in takes its default options)",
+        _optional(_plugin("policy")), metavar="NAME")
     estimates: str = option(
         "requested", "runtime knowledge: requested (p̃ = walltime) or clairvoyant (actual runtime)",
         _choice(lambda: ESTIMATES), metavar="NAME")
@@ -290,6 +302,13 @@ class SchedulerConfig:
                 "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME")
     model: str | None = option(
         None, "start from a classifier saved with simulate --save-model FILE", _optional(_text), metavar="FILE")
+    estimator: str = option(
+        "forest", "the scikit-learn classifier the rf classifier trains: forest (our Random Forest), or a plug-in: "
+                  "FILE.py:NAME, MODULE:NAME (e.g. sklearn.ensemble:ExtraTreesClassifier) or an entry point's name",
+        _plugin("estimator"), metavar="NAME")
+    estimator_options: dict | None = option(
+        None, "the estimator's options as a JSON object: its Options, else its scikit-learn parameters "
+              "(--estimator X --help lists them)", _optional(_json_object), metavar="JSON", parse=json_text)
     timezone: str | float | None = option(
         None, "the trace's time zone (IANA name) for temporal features (simulate takes it from the SWF header)",
         _optional(_timezone), metavar="TZ")
@@ -340,8 +359,17 @@ class SchedulerConfig:
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")
-        if self.backfill_order is not None and not get_algorithm(self.algorithm).backfills:
+        if self.backfill_order is not None and not target_of("algorithm", self.algorithm).backfills:
             raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} takes its jobs in queue order only")
+        self.algorithm_options = plugin_options("algorithm", self.algorithm, self.algorithm_options)
+        self.policy_options = plugin_options("policy", self.policy, self.policy_options)
+        if self.estimator != "forest" or self.estimator_options is not None:
+            if self.classifier != "rf":
+                raise ConfigError(f"estimator: it is what the rf classifier trains: it needs classifier 'rf' "
+                                  f"(got {self.classifier!r})")
+            if self.model is not None:
+                raise ConfigError("estimator: a saved classifier (model) brings its own forest")
+            self.estimator_options = plugin_options("estimator", self.estimator, self.estimator_options)
 
     @property
     def uses_predictor(self) -> bool:

@@ -1,9 +1,9 @@
 """The decision core: Batsim-level events in, decisions out, one instance per simulation.
 
-:meth:`DecisionCore.decide` is pure: no I/O, no clock. The core is made of parts built from its
-config by :func:`scheduler.compose.build_parts` (the one place that reads files): the queue policy,
-the scheduling algorithm, the runtime knowledge and predictions, and the classifier. The front ends
-read what it has to report through :meth:`DecisionCore.outcome` only.
+:meth:`DecisionCore.decide` is pure: no I/O, no clock. The core is given its parts, built from its
+config by the composition root, :func:`scheduler.compose.build_core` (the one place that reads files):
+the queue policy, the scheduling algorithm, the runtime knowledge and predictions, and the classifier.
+The front ends read what it has to report through :meth:`DecisionCore.outcome` only.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import heapq
 import logging
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-from scheduler.compose import Classifier, Parts, build_parts
 from scheduler.config import SchedulerConfig
 from scheduler.core.alarms import Alarms
 from scheduler.core.algorithm import Algorithm
@@ -42,6 +41,7 @@ from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
 from scheduler.knowledge.choices import JobClass
+from scheduler.parts import Classifier, Parts
 
 if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
@@ -80,16 +80,12 @@ class DecisionCore:
     """One scheduler instance for one simulation.
 
     Front ends call :meth:`decide` once per Batsim message with that message's events,
-    and send back the decisions it returns, in order. ``parts`` default to those the config
-    asks for; a ``classifier`` given here replaces the config's.
+    and send back the decisions it returns, in order. ``parts`` are what ``config`` asks for,
+    built by :func:`scheduler.compose.build_core`.
     """
 
-    def __init__(self, config: SchedulerConfig | None = None, classifier: Classifier | None = None,
-                 parts: Parts | None = None) -> None:
-        self.config = config or SchedulerConfig()
-        parts = parts or build_parts(self.config)
-        if classifier is not None:
-            parts = replace(parts, classifier=lambda start_time: classifier)
+    def __init__(self, config: SchedulerConfig, parts: Parts) -> None:
+        self.config = config
         self.parts = parts
         self.knowledge = parts.knowledge
         self.predictions = parts.predictions  # runtime predictions with a correction rule, or None

@@ -6,13 +6,13 @@ from hypothesis import given, settings
 
 from scheduler.cli import build_parser
 from scheduler.cli.options import config_from_args
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.algorithms import ALGORITHMS, algorithm_name
 from scheduler.core.events import JobSubmitted, SimulationBegins
 from scheduler.core.filler import Filler
 from scheduler.core.job import Job
 from scheduler.core.machines import from_interval_string
-from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
 from scheduler.sim.peer import run_peer
 from scheduler.sim.simulate import simulate
@@ -111,7 +111,7 @@ def test_every_algorithm_plans_a_watched_job_within_the_divider(algorithm, divid
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_every_algorithm_answers_waiting_time_queries(algorithm):
-    core = DecisionCore(SchedulerConfig(algorithm=algorithm))
+    core = build_core(SchedulerConfig(algorithm=algorithm))
     core.decide(0.0, [SimulationBegins(0.0, 4, {})])
     core.decide(0.0, [JobSubmitted(0.0, Job("w0!0", 0.0, 3, 100.0))])
     assert core.estimate_waiting_time(Job("w0!q", 0.0, 2, 10.0), 5.0) == 95.0

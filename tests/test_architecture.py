@@ -48,3 +48,10 @@ def test_front_ends_use_the_decision_core_through_decide_and_outcome_only(front_
             owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
             if owner == "core":
                 assert node.attr in ("decide", "outcome"), f"core.{node.attr}"
+
+
+def test_the_decision_core_builds_nothing_and_every_front_end_builds_it_through_the_composition_root():
+    assert "scheduler.compose" not in imports(REPO / "scheduler" / "decision.py")
+    for front_end in ("sim/simulate.py", "batsim/server.py", "batsim/pybatsimAdapter.py"):
+        text = (REPO / "scheduler" / front_end).read_text()
+        assert "build_core(" in text and "DecisionCore(" not in text, front_end

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core import conservative
 from scheduler.core.machines import full_mask, lowest
 from scheduler.core.reservations import Placement, ReservationProfile
-from scheduler.decision import DecisionCore
 from scheduler.sim.engine import BatsimEngine
 from scheduler.sim.simulate import simulate
 
@@ -124,7 +124,7 @@ class Lockstep:
     they decide the same and hold the same slices; answers with ours."""
 
     def __init__(self, config: SchedulerConfig) -> None:
-        self.ours, self.model = DecisionCore(config), DecisionCore(config)
+        self.ours, self.model = build_core(config), build_core(config)
 
     def __call__(self, now, events):
         events = list(events)

@@ -3,8 +3,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
-from scheduler.decision import DecisionCore
 from scheduler.sim.engine import BatsimEngine
 
 from tests.helpers import make_workload
@@ -42,7 +42,7 @@ class ReservationLog:
 
 
 def run(workload, config):
-    core = DecisionCore(config)
+    core = build_core(config)
     log = ReservationLog(core)
     result = BatsimEngine(workload).run(log)
     return result, log

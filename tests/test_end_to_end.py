@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
 from scheduler.batsim.server import DecisionServer
 from scheduler.cli import main
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
-from scheduler.decision import DecisionCore
 from scheduler.errors import ProtocolError
 from scheduler.sim.engine import BatsimEngine
 from scheduler.sim.peer import run_peer, workload_profiles
@@ -99,7 +99,7 @@ def protocol_path(workload, config):
     batsim = BatsimCodec(workloads={"w0": "w.json"}, profiles={"w0": workload_profiles(workload)},
                          alloc_of=lambda job_id: engine.jobs[job_id].mask)
     ours = SchedulerCodec()
-    core = DecisionCore(config)
+    core = build_core(config)
 
     def decide(now, events):
         received_now, received = ours.decode(batsim.encode(now, events))

@@ -16,6 +16,10 @@ from scheduler.experiments.grid import parse_config
 
 from tests.helpers import REPO
 
+#: The example plug-ins (examples/), by absolute path: an algorithm and a queue order, each with an option.
+LOOKAHEAD = f"{REPO / 'examples' / 'lookahead.py'}:LookAhead"
+AGED_AREA = f"{REPO / 'examples' / 'aged_area.py'}:AgedArea"
+
 #: Every option with a valid value other than its default: (flag text, JSON value, the canonical value of both).
 #: An option added to the config without an entry here fails test_every_option_has_an_example.
 EXAMPLES = {
@@ -43,6 +47,11 @@ EXAMPLES = {
     "probe_limit": ("400", 400.0, 400.0),
     "probe_width": ("0.25", 0.25, 0.25),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
+    "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
+    "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
+    "estimator": ("sklearn.ensemble:ExtraTreesClassifier", "sklearn.ensemble:ExtraTreesClassifier",
+                  "sklearn.ensemble:ExtraTreesClassifier"),
+    "estimator_options": ('{"n_estimators": 20}', {"n_estimators": 20}, {"n_estimators": 20}),
 }
 #: What every example is tried on top of (the safeguard needs a classifier; probing, the safeguard; a
 #: starvation scope, a threshold).
@@ -50,6 +59,7 @@ BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
 NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width")}
+NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -82,6 +92,10 @@ BAD = [
     ("probe_length", 1.5, "number in"),
     ("siblings", "adopt", "unknown value"),
     ("partial_oracle", "all-knowing", "unknown value"),
+    ("algorithm_options", [1], "JSON object"),
+    ("policy_options", [1], "JSON object"),
+    ("estimator", "nope", "unknown estimator"),
+    ("estimator_options", [1], "JSON object"),
 ]
 
 

@@ -11,9 +11,10 @@ import json
 import pytest
 
 from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import Execute, JobCompleted, JobKilled, JobSubmitted, Reject
-from scheduler.decision import RUNNING, DecisionCore
+from scheduler.decision import RUNNING
 
 from tests.helpers import SHARED
 
@@ -28,7 +29,7 @@ def recorded_batsim_messages(name):
 
 def replay(name, policy="fcfs"):
     """Replay a transcript into our scheduler; return (messages replayed, messages recorded)."""
-    ours, batsim, core = SchedulerCodec(), BatsimCodec(), DecisionCore(SchedulerConfig(policy=policy))
+    ours, batsim, core = SchedulerCodec(), BatsimCodec(), build_core(SchedulerConfig(policy=policy))
     messages = recorded_batsim_messages(name)
     free, res, sizes = None, {}, {}
     for index, message in enumerate(messages):

@@ -2,10 +2,10 @@
 
 import pytest
 
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.knowledge.choices import JobClass
 from scheduler.core.events import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
-from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
 from scheduler.metrics import fold_attempts, summarize
@@ -37,7 +37,7 @@ class StubClassifier:
 def run(jobs, nb_res, small_ids, config=None, ack=True, divider=10.0, uncertain_ids=()):
     config = config or SchedulerConfig(classifier="oracle", safeguard="kill")
     classifier = StubClassifier(small_ids, divider, uncertain_ids)
-    core = DecisionCore(config, classifier=classifier)
+    core = build_core(config, classifier=classifier)
     messages = []
 
     def decide(now, events):
@@ -103,13 +103,13 @@ def test_metrics_fold_the_attempts_into_the_original_job():
 
 
 def test_the_safeguard_needs_dynamic_jobs():
-    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier(()))
+    core = build_core(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier(()))
     with pytest.raises(ConfigError, match="--enable-dynamic-jobs"):
         BatsimEngine(make_workload([(0, 1, 10, 5)], 1)).run(core.decide)
 
 
 def test_without_profile_reuse_a_copy_of_the_profile_is_registered():
-    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
+    core = build_core(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
     options = SimulationOptions(enable_dynamic_jobs=True)
     messages = []
 
@@ -156,7 +156,7 @@ def test_a_kill_that_races_a_completion_does_not_block_registration():
     from scheduler.core.events import JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs, SimulationBegins
     from scheduler.core.job import Job
 
-    core = DecisionCore(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
+    core = build_core(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
     core.decide(0, [SimulationBegins(0, 1, {"dynamic-jobs-enabled": True})])
     core.decide(0, [JobSubmitted(0, Job("w0!0", 0, 1, 100, "p", 50.0)), NoMoreStaticJobs(0)])
     assert Kill(("w0!0",)) in core.decide(10, [])

@@ -344,3 +344,6 @@ def test_runs_made_before_the_algorithm_option_keep_their_hash(tmp_path):
     assert run.config["algorithm"] == "easy"
     assert run.config_hash == replace(run, config=older).config_hash
     assert run.config_hash != replace(run, config={**run.config, "algorithm": "fcfs"}).config_hash
+    plugin_options = ("algorithm_options", "policy_options", "estimator", "estimator_options")
+    before_plugins = {k: v for k, v in run.config.items() if k not in plugin_options}  # before plug-ins
+    assert run.config_hash == replace(run, config=before_plugins).config_hash

@@ -9,8 +9,9 @@ hence the module's name. pybatsim is optional: install it with
 Python 3.11; it runs fine with a current pyzmq).
 
 The adapter rebuilds each Batsim message from pybatsim's callbacks, decodes it with our
-:class:`SchedulerCodec` and decides with the same :class:`DecisionCore` as ``serve``, then
-hands the encoded decisions back to pybatsim: one decision path for every front end.
+:class:`SchedulerCodec` and decides with the same :class:`DecisionCore` as ``serve`` (built by the
+composition root, :func:`scheduler.compose.build_core`), then hands the encoded decisions back to
+pybatsim: one decision path for every front end.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from batsim.batsim import BatsimScheduler  # pybatsim
 
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.batsim.server import config_at_begin
+from scheduler.compose import build_core
 from scheduler.core.events import Execute, Kill, Reject, SimulationBegins
 from scheduler.decision import DecisionCore
 
@@ -76,7 +78,7 @@ class PybatsimAdapter(BatsimScheduler):
         now, events = self.codec.decode(json.dumps({"now": self.bs.time(), "events": self._events}))
         if self.core is None:
             begins = next(e for e in events if isinstance(e, SimulationBegins))
-            self.core = DecisionCore(config_at_begin(begins, self.options, {}))
+            self.core = build_core(config_at_begin(begins, self.options, {}))
         decisions = self.core.decide(now, events)
         # Job decisions go through pybatsim's API so that its own bookkeeping stays right;
         # the others are encoded by our codec and sent as they are.

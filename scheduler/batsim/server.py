@@ -19,6 +19,7 @@ from typing import Any
 import zmq
 
 from scheduler.batsim.protocol import SchedulerCodec
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins, SimulationEnds
 from scheduler.cyclic_gc import cyclic_gc_paused
@@ -149,4 +150,4 @@ class DecisionServer:
         begins = next((e for e in events if isinstance(e, SimulationBegins)), None)
         if begins is None:
             raise ProtocolError(f"message {index + 1}: the first message must carry SIMULATION_BEGINS")
-        return DecisionCore(config_at_begin(begins, self.options, self.overrides))
+        return build_core(config_at_begin(begins, self.options, self.overrides))

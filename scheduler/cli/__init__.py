@@ -13,7 +13,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import Callable, NoReturn
 
 from scheduler import __version__
 from scheduler.errors import SchedulerError
@@ -29,7 +29,20 @@ COMMANDS = {
 
 class Parser(argparse.ArgumentParser):
     """argparse, with its errors in the CLI's style: one line, ``error: COMMAND: argument --OPTION: why``,
-    without the usage (``--help`` shows it); exit code 2. Subcommands' parsers are of this class too."""
+    without the usage (``--help`` shows it); exit code 2. Subcommands' parsers are of this class too.
+    ``help_extra``, when set, gives what ``--help`` adds after the usual text, from the command line's
+    arguments (the options of the plug-ins they name)."""
+
+    help_extra: Callable[[list[str]], str] | None = None
+    _given: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text + self.help_extra(self._given) if self.help_extra else text
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix(PROG).strip()

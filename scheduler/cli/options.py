@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from typing import Any, Callable
 
+from scheduler import plugins
 from scheduler.config import (
     VARIANTS,
     Option,
@@ -23,6 +25,7 @@ from scheduler.config import (
     positive_integer,
     positive_seconds,
 )
+from scheduler.errors import ConfigError
 
 COMMAND_LINE = "command line"
 
@@ -66,6 +69,43 @@ def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
                        help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
     group.add_argument("--variant_options", metavar="JSON",
                        help="scheduling options as a JSON object (batsched's name); flags override it")
+    parser.help_extra = plugin_help
+
+
+#: The options that name a plug-in, with the kind of each.
+PLUGIN_OPTIONS = {"algorithm": "algorithm", "policy": "policy", "backfill_order": "policy", "estimator": "estimator"}
+
+
+def plugin_help(argv: list[str]) -> str:
+    """What ``--help`` adds: the options of each plug-in the command line names (``--algorithm X``...), with
+    their type, default and description."""
+    specs = options_of(SchedulerConfig)
+    finder = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    for name in PLUGIN_OPTIONS:
+        finder.add_argument(*flags_of(name, specs[name]), dest=name)
+    try:
+        given = vars(finder.parse_known_args(argv)[0])
+    except argparse.ArgumentError:  # e.g. --algorithm without its name: the usual help is all there is
+        return ""
+    sections = []
+    for name, kind in PLUGIN_OPTIONS.items():
+        spec = given[name]
+        if spec is None or (kind != "estimator" and plugins.is_builtin(kind, spec)):
+            continue  # a built-in algorithm or order takes no options; the estimator's are its parameters
+        try:
+            lines = plugins.describe_options(kind, spec)
+        except ConfigError as exc:
+            sections.append(f"cannot list its options: {exc}")
+            continue
+        if not lines:
+            sections.append(f"{kind} {spec} takes no options")
+            continue
+        given_as = ("runs with its defaults, as --backfill-order" if name == "backfill_order" else
+                    f"given as {main_flag(f'{kind}_options', specs[f'{kind}_options'])} JSON")
+        sections.append("\n".join([f"options of {kind} {spec} ({given_as}):",
+                                   *(textwrap.fill(line, 118, initial_indent="  ", subsequent_indent="      ")
+                                     for line in lines)]))
+    return "".join(f"\n{section}\n" for section in sections)
 
 
 def _help(name: str, spec: Option) -> str:

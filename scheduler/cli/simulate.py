@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -236,13 +237,25 @@ def _job_states(states: dict[str, int]) -> str:
     return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))
 
 
+def _shown(name: str) -> str:
+    """A built-in algorithm's or policy's name in capitals (EASY-FCFS); a plug-in's spec as given."""
+    return name if ":" in name else name.upper()
+
+
 def _scheduler_line(config: dict, omit: list[str] = ()) -> str:
     """The scheduler's settings in one line, without those in ``omit``."""
-    parts = {"policy": f"{config.get('algorithm', 'easy').upper()}-{config['policy'].upper()}",
-             "estimates": f"estimates={config['estimates']}"}
+    parts = {"policy": f"{_shown(config.get('algorithm', 'easy'))}-{_shown(config['policy'])}"}
+    for kind in ("algorithm", "policy"):
+        if config.get(f"{kind}_options"):
+            parts[f"{kind}_options"] = f"{kind} options={json.dumps(config[f'{kind}_options'], separators=(',', ':'))}"
+    parts["estimates"] = f"estimates={config['estimates']}"
     if config.get("predictor", "requested") != "requested":
         parts["predictor"] = f"predictor={config['predictor']}+{config['correction']}"
     if config.get("backfill_order"):
         parts["backfill_order"] = f"backfill={config['backfill_order']}"
-    parts |= {"classifier": f"classifier={config['classifier']}", "safeguard": f"safeguard={config['safeguard']}"}
+    parts["classifier"] = f"classifier={config['classifier']}"
+    if config.get("estimator", "forest") != "forest" or config.get("estimator_options"):
+        options = json.dumps(config["estimator_options"], separators=(",", ":")) if config.get("estimator_options") else ""
+        parts["estimator"] = f"estimator={config['estimator']}{options}"
+    parts["safeguard"] = f"safeguard={config['safeguard']}"
     return ", ".join(part for key, part in parts.items() if key not in omit)

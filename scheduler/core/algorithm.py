@@ -14,7 +14,7 @@ lowest-numbered first (batsched's ``basic`` resource selector).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar
 
 from scheduler.core.events import Execute
 from scheduler.core.job import Job
@@ -29,7 +29,8 @@ class Algorithm(ABC):
     ``estimate(job)`` is the runtime the scheduler believes; ``backfill_order`` is the order in
     which a backfilling algorithm tries its candidates (None: the queue order); ``bound(job)``, when
     given, is an upper bound on a job's runtime once it runs (None: none): a started job is planned to
-    end at its start plus the smaller of its estimate and its bound.
+    end at its start plus the smaller of its estimate and its bound. ``options`` is an instance of the
+    class's :attr:`Options` (None when it declares none).
     """
 
     #: The name ``--algorithm`` selects it by.
@@ -37,15 +38,18 @@ class Algorithm(ABC):
     #: Whether it tries backfill candidates in an order of their own (only then does ``backfill_order`` mean
     #: anything).
     backfills: ClassVar[bool] = False
+    #: A plug-in's options, declared as a ``msgspec.Struct`` class (``scheduler.plugins``); None: it takes none.
+    Options: ClassVar[type | None] = None
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
                  backfill_order: Policy | None = None,
-                 bound: Callable[[Job], float | None] | None = None) -> None:
+                 bound: Callable[[Job], float | None] | None = None, options: Any = None) -> None:
         self.profile = AvailabilityProfile(nb_machines)
         self.queue = queue
         self.estimate = estimate
         self.backfill_order = backfill_order
         self.bound = bound
+        self.options = options
 
     @abstractmethod
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:

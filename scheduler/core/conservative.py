@@ -18,7 +18,7 @@ its estimate and its ``bound``.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
@@ -35,8 +35,8 @@ class ConservativeBackfilling(Algorithm):
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
                  backfill_order: Policy | None = None,
-                 bound: Callable[[Job], float | None] | None = None) -> None:
-        super().__init__(nb_machines, queue, estimate, backfill_order, bound)
+                 bound: Callable[[Job], float | None] | None = None, options: Any = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order, bound, options)
         self.profile = ReservationProfile(nb_machines)
         self._stale = False  # estimates or expected ends changed: every reservation is placed again
         self._ends: dict[str, float] = {}  # running job -> its new expected end, applied at the next decision

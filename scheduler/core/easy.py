@@ -19,7 +19,7 @@ chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
@@ -36,8 +36,8 @@ class EasyBackfilling(Algorithm):
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
                  backfill_order: Policy | None = None,
-                 bound: Callable[[Job], float | None] | None = None) -> None:
-        super().__init__(nb_machines, queue, estimate, backfill_order, bound)
+                 bound: Callable[[Job], float | None] | None = None, options: Any = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order, bound, options)
         self.priority: Job | None = None  # the job holding the reservation
 
     def schedule(self, now: float, arrived: list[Job], released: bool, replan: bool = False) -> list[Execute]:

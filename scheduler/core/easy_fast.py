@@ -20,7 +20,7 @@ start is not a reservation of machines. Machines are chosen lowest-numbered firs
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import Execute
@@ -37,8 +37,8 @@ class EasyBackfillingFast(Algorithm):
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],
                  backfill_order: Policy | None = None,
-                 bound: Callable[[Job], float | None] | None = None) -> None:
-        super().__init__(nb_machines, queue, estimate, backfill_order, bound)
+                 bound: Callable[[Job], float | None] | None = None, options: Any = None) -> None:
+        super().__init__(nb_machines, queue, estimate, backfill_order, bound, options)
         self.priority: Job | None = None
         self.priority_start = 0.0  # the priority job's expected start
 

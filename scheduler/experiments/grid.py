@@ -33,7 +33,8 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
     the ``--trace-dir`` folders of the command line), then in the trace cache, and downloaded
     only when absent from both.
 ``policies``
-    Queue orders (``fcfs``, ``spf``, ``saf``, ``sqf``, ``lpf``, ``wfp``), or ``"all"``.
+    Queue orders (``fcfs``, ``spf``, ``saf``, ``sqf``, ``lpf``, ``wfp``, any other ``--policy`` name or
+    plug-in), or ``"all"`` (the six).
 ``variants``
     The paper's variants (:data:`scheduler.config.VARIANTS`), or ``"all"``. An entry may also be an
     object ``{"name": "idempotent-paper", "variant": "classification-idempotent", "features": "paper"}``:
@@ -60,8 +61,9 @@ from typing import Any
 
 from scheduler.checksums import data_hash
 from scheduler.config import VARIANTS, SchedulerConfig, positive_integer, positive_seconds
-from scheduler.core.policies import POLICIES, policy_name
+from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
+from scheduler.plugins import resolve
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
 RUN_FORMAT = 1
@@ -173,7 +175,8 @@ class RunSpec:
 CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
 #: Options added after runs of :data:`RUN_FORMAT` were made, with the value those runs had: left out
 #: of the hash at that value, so that such runs still resume.
-LATER_OPTIONS = {"algorithm": "easy"}
+LATER_OPTIONS = {"algorithm": "easy", "algorithm_options": None, "policy_options": None, "estimator": "forest",
+                 "estimator_options": None}
 
 
 def relevant_options(config: dict) -> dict:
@@ -348,7 +351,7 @@ def _policy(name: Any, source: str) -> str:
     if not isinstance(name, str):
         raise ConfigError(f"{source}: a policy must be a name, got {name!r}")
     try:
-        return policy_name(name)
+        return resolve("policy", name)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 

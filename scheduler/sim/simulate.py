@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
+from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.decision import DecisionCore
 from scheduler.errors import SimulationError
@@ -30,7 +31,7 @@ def simulate(
     if config.safeguard != "none":
         # the safeguard resubmits killed jobs, which needs Batsim's dynamic jobs
         options = replace(options or SimulationOptions(), enable_dynamic_jobs=True, enable_profile_reuse=True)
-    core = DecisionCore(config)
+    core = build_core(config)
     result = BatsimEngine(workload, nb_machines, options).run(core.decide, progress)
     if result.unfinished:
         shown = ", ".join(result.unfinished[:5])
