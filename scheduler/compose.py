@@ -81,13 +81,12 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
     if config.model:
         saved = JobClassifier.load(config.model)
         saved.set_thresholds(config.classifier_threshold, config.probe_threshold)
-        saved.probe_width = config.probe_width
         saved.partial_oracle = config.partial_oracle  # a saved classifier is a forest
         return saved.restart
     return lambda start_time: JobClassifier(
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
         start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
-        probe_threshold=config.probe_threshold, probe_width=config.probe_width, partial_oracle=config.partial_oracle,
+        probe_threshold=config.probe_threshold, partial_oracle=config.partial_oracle,
         estimator=make_estimator(config.estimator, config.estimator_options) if config.classifier == "rf" else None)
 
 

@@ -138,12 +138,6 @@ def _probability_below_one(value: Any) -> float:
     return float(value)
 
 
-def _positive_number(value: Any) -> float:
-    if not is_number(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"must be a positive number, got {value!r}")
-    return float(value)
-
-
 def _probability_or_one(value: Any) -> float:
     if not is_number(value) or not 0 < value <= 1:
         raise ValueError(f"must be a number in (0, 1], got {value!r}")
@@ -281,9 +275,9 @@ class SchedulerConfig:
         None, "an uncertain job's trial run lasts at most S seconds (with --probe-length, the shorter)",
         _optional(positive_seconds), metavar="S", parse=number_text)
     probe_width: float | None = option(
-        None, "an uncertain job is probed only if its odds of being small, P/(1-P), are at least its share of the "
-              "machine (processors / machine size) over K: a failed trial wastes processors in proportion to its "
-              "width (default: off)", _optional(_positive_number), metavar="K", parse=number_text)
+        None, "an uncertain job wider than S x the machine gets a trial run shortened by sqrt(S x machine / "
+              "processors): a failed trial wastes processors in proportion to its width (default: off)",
+        _optional(_probability_or_one), metavar="S", parse=number_text)
     siblings: str = option(
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",

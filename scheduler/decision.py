@@ -186,7 +186,6 @@ class DecisionCore:
             self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
-            self.classifier.nb_machines = self.nb_machines
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
@@ -212,6 +211,8 @@ class DecisionCore:
                 limit = self.classifier.divider_at(now)
                 if job_class is JobClass.UNCERTAIN:
                     limit = min(limit * self.config.probe_length, self.config.probe_limit or math.inf)
+                    if self.config.probe_width is not None:  # a wide job's failed trial wastes more processors
+                        limit *= min(1.0, math.sqrt(self.config.probe_width * self.nb_machines / job.res))
                 self.small[job.id] = limit
                 self.small_waiting.add(job.id)
                 if self.config.siblings == "demote" and "user" in job.extras:

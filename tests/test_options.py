@@ -45,7 +45,7 @@ EXAMPLES = {
     "probe_length": ("0.25", 0.25, 0.25),
     "siblings": ("demote", "demote", "demote"),
     "probe_limit": ("400", 400.0, 400.0),
-    "probe_width": ("0.25", 0.25, 0.25),
+    "probe_width": ("0.03125", 0.03125, 0.03125),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),

@@ -219,9 +219,6 @@ class JobClassifier:
     threshold : a job is small when P(small) > threshold.
     probe_threshold : None, or a job that is not small is uncertain when P(small) > probe_threshold
         (the decision core queues it after the small jobs and the safeguard watches it).
-    probe_width : None, or an uncertain job must also have odds of being small, P / (1 - P), of at least
-        its share of the machine (processors / :attr:`nb_machines`) over ``probe_width``: a trial run
-        wastes processors in proportion to the job's width when it fails.
     categories : the history categories (a subset of ``features.CATEGORIES``).
     partial_oracle : ``"none"``, or a measurement aid of ``method="rf"`` (``choices.PARTIAL_ORACLES``):
         the true class corrects the forest's false-large or false-small answers, or answers for the
@@ -234,7 +231,6 @@ class JobClassifier:
                  timezone: str | float | None = None,
                  threshold: float = DEFAULTS["threshold"],
                  probe_threshold: float | None = None,
-                 probe_width: float | None = None,
                  categories: tuple[str, ...] | list[str] = CATEGORIES,
                  partial_oracle: str = "none") -> None:
         _check_choice("method", method, METHODS)
@@ -259,10 +255,6 @@ class JobClassifier:
             raise ConfigError(f"classifier max_training_jobs must be a positive integer or None, "
                               f"got {max_training_jobs!r}")
         self.set_thresholds(threshold, probe_threshold)
-        if probe_width is not None and not (is_number(probe_width) and math.isfinite(probe_width) and probe_width > 0):
-            raise ConfigError(f"classifier probe_width must be positive, got {probe_width!r}")
-        self.probe_width = None if probe_width is None else float(probe_width)
-        self.nb_machines: int | None = None  # the machine's size, for probe_width (the decision core sets it)
         self.method = method
         self.divider = divider
         self.features = features
@@ -293,7 +285,7 @@ class JobClassifier:
             "method": self.method, "divider": self.divider, "features": self.features, "seed": self.seed,
             "week": self.week, "start_time": self.start_time, "estimator": estimator,
             "max_training_jobs": self.max_training_jobs, "timezone": self.timezone,
-            "threshold": self.threshold, "probe_threshold": self.probe_threshold, "probe_width": self.probe_width,
+            "threshold": self.threshold, "probe_threshold": self.probe_threshold,
             "categories": list(self.categories), "partial_oracle": self.partial_oracle,
         }
 
@@ -458,8 +450,6 @@ class JobClassifier:
                 p = self._model.proba_one(x)
             small = p > self.threshold
             uncertain = not small and self.probe_threshold is not None and p > self.probe_threshold
-            if uncertain and self.probe_width is not None and self.nb_machines:
-                uncertain = p >= (1 - p) * job.res / self.nb_machines / self.probe_width
             if self.partial_oracle != "none":
                 small, uncertain = self._partial_oracle(job, small, uncertain)
             jobs.add(job.id, self._run, self._current_week, int(small or uncertain), int(uncertain), p, divider,
