@@ -22,6 +22,11 @@ def test_message_steps_in_bulk_round_as_one_by_one(remaining, count):
     assert after_messages(remaining, count) == one_step_at_a_time(remaining, count)
 
 
+def test_message_steps_in_bulk_stop_at_zero_inside_a_binade():
+    # 2**-30 s < PRECISION < 2**-29 s: a bulk run within that binade must still zero below PRECISION
+    assert after_messages(2.0 ** -29, 863) == one_step_at_a_time(2.0 ** -29, 863) == 0.0
+
+
 def test_message_steps_leave_remainders_and_the_clock_alone_above_16384_s():
     assert after_messages(16384.5, 10**6) == 16384.5
     assert after_messages(16384.0, 1) == 16384.0 - 2 ** -39  # the next double down is closer than 1e-12 s

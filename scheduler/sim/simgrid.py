@@ -61,8 +61,8 @@ def after_messages(remaining: float, count: int) -> float:
         if step < PRECISION:
             return 0.0
         loss = remaining - step  # exact: the decrement every step takes within this binade
-        low = math.ldexp(0.5, math.frexp(remaining)[1])  # the binade's lower bound
-        safe = min(count, int((remaining - low - MESSAGE_TIME) / loss))  # steps that stay in the binade
+        low = max(math.ldexp(0.5, math.frexp(remaining)[1]), PRECISION)  # the binade's lower bound, or zero's
+        safe = min(count, int((remaining - low - MESSAGE_TIME) / loss))  # steps that stay in the binade, above it
         if safe > 1:
             remaining -= safe * loss
             count -= safe
