@@ -31,6 +31,8 @@ DIVIDER_ESTIMATES = ("none", "running", "all")
 
 #: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
 SIBLINGS = ("keep", "demote")
+#: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
+RETRY_QUEUES = ("large", "ahead")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -282,6 +284,10 @@ class SchedulerConfig:
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
         _choice(lambda: SIBLINGS), metavar="NAME")
+    retry_queue: str = option(
+        "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
+                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once)",
+        _choice(lambda: RETRY_QUEUES), metavar="NAME")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
@@ -337,8 +343,9 @@ class SchedulerConfig:
         for name in ("probe_length", "probe_limit", "probe_width"):
             if getattr(self, name) != SchedulerConfig.__dataclass_fields__[name].default and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
-        if self.siblings != "keep" and self.safeguard != "kill":
-            raise ConfigError("siblings: only the kill safeguard kills jobs; it needs safeguard 'kill'")
+        for name in ("siblings", "retry_queue"):
+            if getattr(self, name) != SchedulerConfig.__dataclass_fields__[name].default and self.safeguard != "kill":
+                raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
                               f"(got {self.classifier!r})")

@@ -265,7 +265,8 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), JobClass.LARGE.rank, now)
+        rank = JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
         return job
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
