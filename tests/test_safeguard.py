@@ -218,3 +218,55 @@ def test_a_running_watched_job_is_planned_to_end_within_the_divider(divider_esti
     starts = dict(zip(result.jobs.job_id, result.jobs.starting_time))
     assert starts["1"] == 8
     assert starts["2"] == (2 if divider_estimates == "none" else 13)
+
+
+PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02)
+
+
+@pytest.mark.parametrize("options, trial", [
+    ({}, 100.0),                                   # the whole divider
+    (dict(probe_length=0.5), 50.0),                # F x divider
+    (dict(probe_length=0.5, probe_limit=40), 40.0),  # capped at S seconds
+    (dict(probe_limit=40, probe_width=1 / 8), 40.0 * (1 / 8 * 8 / 8) ** 0.5),  # and shortened with its width
+])
+def test_an_uncertain_jobs_trial_run_follows_the_probe_options_and_a_small_job_keeps_the_divider(options, trial):
+    # uncertain job 0 (8 of 8 processors) runs 500 s: the safeguard kills it after its trial; small job 1 then
+    # runs 150 s and is killed at the full divider (100 s) whatever the probe options
+    jobs = [(0, 8, 1000, 500), (0, 8, 1000, 150)]
+    result, *_ = run(jobs, 8, {"w0!1"}, SchedulerConfig(**PROBING, **options), divider=100.0,
+                     uncertain_ids={"w0!0"})
+    rows = {row.job_id: row for row in result.jobs.itertuples()}
+    assert rows["1"].starting_time == 0 and rows["1"].finish_time == pytest.approx(100.0)
+    assert rows["0"].final_state == "COMPLETED_KILLED"
+    assert rows["0"].finish_time - rows["0"].starting_time == pytest.approx(trial)
+
+
+@pytest.mark.parametrize("options", [{}, dict(probe_length=0.5, probe_limit=40, probe_width=1 / 8)])
+def test_a_watched_jobs_trial_ignores_its_own_runtime(options):
+    # no leakage: the class and the trial length come from what is known at submission; two runtimes past the
+    # trial give the same first attempt, the same metadata and the same kill
+    outcomes = []
+    for runtime in (300, 900):
+        result, _, _, messages = run([(0, 4, 1000, runtime), (5, 4, 1000, 20)], 8, set(),
+                                     SchedulerConfig(**PROBING, **options), divider=100.0, uncertain_ids={"w0!0"})
+        first = result.jobs.set_index("job_id").loc[["0", "1"], ["starting_time", "finish_time", "metadata"]]
+        decided = [(now, [d for d in decisions if not isinstance(d, RegisterJob)])  # (the profile is the job's)
+                   for now, _, decisions in messages if now <= first.finish_time["0"]]
+        outcomes.append((first, decided))
+    assert outcomes[0][0].equals(outcomes[1][0]) and outcomes[0][1] == outcomes[1][1]
+
+
+@pytest.mark.parametrize("retry_queue, order", [("large", ["3", "2", "1", "2#1"]), ("ahead", ["3", "2", "2#1", "1"])])
+def test_a_killed_attempt_waits_in_q_or_ahead_of_it(retry_queue, order):
+    # job 0 holds the machine until 50; small 3 runs first, uncertain 2 next (killed at the divider); its
+    # next attempt waits in Q (after the large job 1, same subtime, lower id) or ahead of Q (before it)
+    jobs = [(0, 1, 100, 50), (1, 1, 100, 5), (1, 1, 100, 30), (1, 1, 100, 5)]
+    config = SchedulerConfig(**PROBING, retry_queue=retry_queue)
+    result, *_ = run(jobs, 1, {"w0!3"}, config, uncertain_ids={"w0!2"})
+    starts = result.jobs.set_index("job_id").starting_time
+    assert list(starts.loc[order]) == sorted(starts.loc[order])
+
+
+def test_retry_queue_needs_the_safeguard():
+    with pytest.raises(ConfigError, match="retry_queue.*safeguard"):
+        SchedulerConfig(classifier="rf", retry_queue="ahead")
