@@ -176,7 +176,8 @@ CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
 #: Options added after runs of :data:`RUN_FORMAT` were made, with the value those runs had: left out
 #: of the hash at that value, so that such runs still resume.
 LATER_OPTIONS = {"algorithm": "easy", "algorithm_options": None, "policy_options": None, "estimator": "forest",
-                 "estimator_options": None}
+                 "estimator_options": None, "probe_limit": None, "probe_width": None,
+                 "siblings": "keep", "retry_queue": "large"}
 
 
 def relevant_options(config: dict) -> dict:
