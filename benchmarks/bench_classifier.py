@@ -2,11 +2,12 @@
 
 Runs, each in a fresh process, ``python -m scheduler simulate TRACE --variant V -e SCRATCH/...`` for
 the variants ``base`` (EASY-FCFS, the baseline), ``class-clairvoyant`` (the oracle classifier),
-``classification-idempotent`` (the online Random Forest with the safeguard) and
-``classification-probing``, on two traces:
+``classification-idempotent`` (the online Random Forest with the safeguard), ``classification-probing``
+and ``classification-bounded``, on three traces:
 
 - ``SDSC-SP2``: ``../shared/workloads/SDSC-SP2-1998-4.2-cln.swf.gz`` (54k jobs, 105 weeks), read,
   cleaned and converted on the fly; skipped when the shared folder is absent;
+- ``HPC2N``: ``../shared/workloads/HPC2N-2002-2.2-cln.swf.gz`` (203k jobs, 3.5 years), the same way;
 - ``synthetic-250k``: ``generate(250000, weeks=250, nb_res=128, seed=1)``, written once to a
   temporary Batsim JSON file.
 
@@ -15,10 +16,11 @@ each variant on the shipped sample first), as an installed package has its bytec
 interleaved over ``--repeat`` rounds (a slow spell of the machine hits all alike).
 For each, the best and median wall time and the best CPU time (the child's user + system), and
 their ratios to ``base`` in the same run; ``probing / idempotent`` compares the two classifier
-variants. Targets (issues 13 and 14): class-clairvoyant at most 1.5x base, classification-idempotent
-at most 4x base, classification-probing at most 1.5x classification-idempotent (wall time).
+variants. Targets (issues 13, 14 and 22): class-clairvoyant at most 1.5x base, classification-idempotent
+at most 4x base, classification-probing and classification-bounded at most 1.5x classification-idempotent
+(wall time).
 
-    python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,synthetic-250k]
+    python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,HPC2N,synthetic-250k]
 """
 
 from __future__ import annotations
@@ -43,11 +45,13 @@ from common import (  # noqa: E402
     shared_path,
 )
 
-SDSC = "workloads/SDSC-SP2-1998-4.2-cln.swf.gz"
-TRACES = ("SDSC-SP2", "synthetic-250k")
-VARIANTS = ("base", "class-clairvoyant", "classification-idempotent", "classification-probing")
-#: Largest wall-time ratios allowed (issue 14: against base; issue 13: probing against idempotent).
+SHARED_TRACES = {"SDSC-SP2": "workloads/SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N": "workloads/HPC2N-2002-2.2-cln.swf.gz"}
+TRACES = (*SHARED_TRACES, "synthetic-250k")
+VARIANTS = ("base", "class-clairvoyant", "classification-idempotent", "classification-probing",
+            "classification-bounded")
+#: Largest wall-time ratios allowed (issue 14: against base; issues 13 and 22: probing against idempotent).
 TARGETS = {"class-clairvoyant": 1.5, "classification-idempotent": 4.0}
+PROBING = ("classification-probing", "classification-bounded")
 PROBING_TARGET = 1.5
 
 
@@ -89,10 +93,10 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, P
     """The trace files to simulate, by name."""
     traces = {}
     for name in names:
-        if name == "SDSC-SP2":
-            path = shared_path(SDSC)
+        if name in SHARED_TRACES:
+            path = shared_path(SHARED_TRACES[name])
             if path is None:
-                print(f"\n{name}: skipped, ../shared/{SDSC} is not there")
+                print(f"\n{name}: skipped, ../shared/{SHARED_TRACES[name]} is not there")
                 continue
             traces[name] = path
         else:
@@ -131,12 +135,15 @@ def measure(name: str, trace: Path, scratch: Path, rounds: int) -> None:
     print(f"\n## {name} (`{trace.name}`)\n")
     print(markdown_table(["variant", "wall best", "wall median", "CPU best", "wall / base", "CPU / base",
                           "target (wall)"], rows))
-    probing, idempotent = wall["classification-probing"].best, wall["classification-idempotent"].best
-    verdict = "yes" if probing <= PROBING_TARGET * idempotent else "**no**"
-    print(f"\nclassification-probing / classification-idempotent: wall {ratio(probing, idempotent)}, CPU "
-          f"{ratio(cpu['classification-probing'], cpu['classification-idempotent'])} (target ≤ "
-          f"{PROBING_TARGET:g}x wall: {verdict}). Calibration loop in this run: best "
-          f"{seconds(Timing(calibration).best)}, median {seconds(Timing(calibration).median)}.")
+    idempotent = wall["classification-idempotent"].best
+    for variant in PROBING:
+        probing = wall[variant].best
+        verdict = "yes" if probing <= PROBING_TARGET * idempotent else "**no**"
+        print(f"\n{variant} / classification-idempotent: wall {ratio(probing, idempotent)}, CPU "
+              f"{ratio(cpu[variant], cpu['classification-idempotent'])} (target ≤ {PROBING_TARGET:g}x wall: "
+              f"{verdict}).")
+    print(f"\nCalibration loop in this run: best {seconds(Timing(calibration).best)}, median "
+          f"{seconds(Timing(calibration).median)}.")
 
 
 if __name__ == "__main__":

@@ -28,3 +28,33 @@ def test_probing_beats_classification_idempotent_on_the_sample(sample):
     # it probes: more kills, all folded back into their jobs, every job accounted for
     assert probing["nb_kills"] > idempotent["nb_kills"] > 0
     assert probing["nb_jobs"] == idempotent["nb_jobs"] == len(sample)
+
+
+def long_jobs(workload, factor):
+    """``workload`` with every job ``factor`` times longer and submitted ``factor`` times further apart (same load)."""
+    from scheduler.workloads.batsim_json import delay_profile_names
+    from scheduler.workloads.model import Workload
+
+    table = workload.jobs.copy()
+    for column in ("subtime", "walltime", "runtime"):
+        table[column] = table[column] * factor
+    table["profile"] = delay_profile_names(table["runtime"])
+    return Workload(jobs=table, nb_res=workload.nb_res, name=workload.name, source=workload.source,
+                    header=workload.header)
+
+
+@pytest.mark.slow
+def test_bounded_trials_waste_less_than_probing_for_about_the_same_gain_when_jobs_are_long():
+    # a seeded synthetic trace whose median runtime is 2.6 hours: probing's failed trials last that long
+    from scheduler.workloads.synthetic import generate
+
+    workload = long_jobs(generate(1200, weeks=3, nb_res=32, seed=3), 2)
+    assert workload.jobs.runtime.median() > 2 * 3600
+    base, probing, bounded = (run_summary(workload, variant)
+                              for variant in ("base", "classification-probing", "classification-bounded"))
+    wasted = {name: summary["wasted_core_seconds"] / summary["useful_core_seconds"]
+              for name, summary in (("probing", probing), ("bounded", bounded))}
+    assert wasted["bounded"] < 0.6 * wasted["probing"]
+    reduction = {name: 1 - summary["mean_bsld"] / base["mean_bsld"]
+                 for name, summary in (("probing", probing), ("bounded", bounded))}
+    assert reduction["bounded"] > reduction["probing"] - 0.05 and reduction["bounded"] > 0.2
