@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import zmq
 
-from scheduler.batsim.protocol import BatsimCodec
+from scheduler.batsim.batsim_codec import BatsimCodec
 from scheduler.core.events import Event
 from scheduler.errors import ProtocolError
 from scheduler.sim.engine import KILLED, BatsimEngine, SimulationOptions, SimulationResult, TimedReply
