@@ -10,40 +10,14 @@ from procset import ProcSet
 from scheduler.batsim import wire
 from scheduler.batsim.rules import JOB_FIELDS, WORKLOAD_SUBTIME, delay_of, read_events, read_job
 from scheduler.batsim.wire import Invalid
-from scheduler.core.events import (
-    FAILED,
-    KILLED,
-    REJECTED,
-    SUCCESS,
-    WALLTIME,
-    AnswerWaitingTime,
-    CallMeLater,
-    Decision,
-    Event,
-    Execute,
-    JobCompleted,
-    JobKilled,
-    JobSubmitted,
-    Kill,
-    NoMoreStaticJobs,
-    RegisterJob,
-    RegisterProfile,
-    RegistrationFinished,
-    Reject,
-    RequestedCall,
-    SetMetadata,
-    SimulationBegins,
-    SimulationEnds,
-    Unhandled,
-    WaitingTimeQuery,
-)
+from scheduler.core import events
 from scheduler.core.job import Job
 from scheduler.core.machines import from_interval_string, to_interval_string
 from scheduler.errors import ProtocolError
 
 #: JOB_COMPLETED's ``return_code`` per state. Batsim uses the profile's ``ret`` (default 0)
 #: for success and failure; walltime and kills leave it at -1.
-RETURN_CODES = {SUCCESS: 0, FAILED: 1, WALLTIME: -1, KILLED: -1, REJECTED: -1}
+RETURN_CODES = {events.SUCCESS: 0, events.FAILED: 1, events.WALLTIME: -1, events.KILLED: -1, events.REJECTED: -1}
 
 #: The ``config`` of SIMULATION_BEGINS as Batsim 4.2.1 sends it without special flags.
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -104,7 +78,7 @@ class BatsimCodec:
         self.now: float | None = None  # the ``now`` of the last message sent
         self.messages = 0
         self._job_profiles: dict[str, str] = {}
-        self._readers: dict[str, Callable[[dict[str, Any]], Decision]] = {
+        self._readers: dict[str, Callable[[dict[str, Any]], events.Decision]] = {
             "EXECUTE_JOB": self._execute,
             "REJECT_JOB": self._reject,
             "KILL_JOB": self._kill,
@@ -118,14 +92,14 @@ class BatsimCodec:
 
     # --- encoding --------------------------------------------------------------------
 
-    def encode(self, now: float, events: Sequence[Event]) -> bytes:
-        """One Batsim message carrying ``events`` (each stamped with its own ``time``)."""
+    def encode(self, now: float, sent: Sequence[events.Event]) -> bytes:
+        """One Batsim message carrying the events ``sent`` (each stamped with its own ``time``)."""
         where = f"Batsim message {self.messages + 1}"
         if self.now is not None and now < self.now:
             raise ProtocolError(f"{where}: now={now} is before the previous message's now={self.now}")
         out = []
         last = -math.inf
-        for index, event in enumerate(events):
+        for index, event in enumerate(sent):
             at = f"{where}, event {index} ({type(event).__name__})"
             if not last <= event.time <= now:
                 raise ProtocolError(f"{at}: time {event.time} is not in [{last}, now={now}]")
@@ -137,15 +111,15 @@ class BatsimCodec:
         self.now = now
         return text
 
-    def _event(self, event: Event, where: str) -> tuple[str, dict[str, Any]]:
-        if isinstance(event, JobSubmitted):
+    def _event(self, event: events.Event, where: str) -> tuple[str, dict[str, Any]]:
+        if isinstance(event, events.JobSubmitted):
             job = event.job
             self._job_profiles[job.id] = job.profile
             data: dict[str, Any] = {"job_id": job.id, "job": _job_dict(job)}
             if self.forward_profiles:
                 data["profile"] = self._profile_object(job, where)
             return "JOB_SUBMITTED", data
-        if isinstance(event, JobCompleted):
+        if isinstance(event, events.JobCompleted):
             if self.alloc_of is None:
                 raise ProtocolError(f"{where}: JOB_COMPLETED needs alloc_of")
             alloc = self.alloc_of(event.job_id)
@@ -153,21 +127,21 @@ class BatsimCodec:
                 alloc = to_interval_string(alloc)
             return "JOB_COMPLETED", {"job_id": event.job_id, "job_state": event.state,
                                      "return_code": RETURN_CODES.get(event.state, -1), "alloc": str(alloc)}
-        if isinstance(event, JobKilled):
+        if isinstance(event, events.JobKilled):
             return "JOB_KILLED", {"job_ids": list(event.job_ids), "job_progress": self._progress(event, where)}
-        if isinstance(event, RequestedCall):
+        if isinstance(event, events.RequestedCall):
             return "REQUESTED_CALL", {}
-        if isinstance(event, NoMoreStaticJobs):
+        if isinstance(event, events.NoMoreStaticJobs):
             return "NOTIFY", {"type": "no_more_static_job_to_submit"}
-        if isinstance(event, SimulationEnds):
+        if isinstance(event, events.SimulationEnds):
             return "SIMULATION_ENDS", {}
-        if isinstance(event, SimulationBegins):
+        if isinstance(event, events.SimulationBegins):
             return "SIMULATION_BEGINS", self._simulation_begins(event, where)
-        if isinstance(event, WaitingTimeQuery):
+        if isinstance(event, events.WaitingTimeQuery):
             return "QUERY", {"requests": {"estimate_waiting_time": {
                 "job_id": event.job.id,
                 "job": {"res": int(event.job.res), "walltime": event.job.walltime if event.job.walltime > 0 else -1}}}}
-        if isinstance(event, Unhandled) and event.type in _BATSIM_TYPES:
+        if isinstance(event, events.Unhandled) and event.type in _BATSIM_TYPES:
             return event.type, dict(event.data)
         raise ProtocolError(f"{where}: Batsim sends no such event")
 
@@ -178,7 +152,7 @@ class BatsimCodec:
             raise ProtocolError(f"{where}: job {job.id!r} has an unknown profile {job.profile!r} and no runtime")
         return profile if profile is not None else {"type": "delay", "delay": job.runtime}
 
-    def _progress(self, event: JobKilled, where: str) -> dict[str, Any]:
+    def _progress(self, event: events.JobKilled, where: str) -> dict[str, Any]:
         if self.progress_of is None:
             raise ProtocolError(f"{where}: JOB_KILLED needs progress_of")
         progress = {}
@@ -189,7 +163,7 @@ class BatsimCodec:
                 progress[job_id] = {"profile_name": self._job_profiles.get(job_id, ""), "progress": round(value, 6)}
         return progress
 
-    def _simulation_begins(self, event: SimulationBegins, where: str) -> dict[str, Any]:
+    def _simulation_begins(self, event: events.SimulationBegins, where: str) -> dict[str, Any]:
         nb = event.nb_resources
         names = self.host_names if self.host_names is not None else sorted(f"a{i}" for i in range(nb))
         if len(names) != nb:
@@ -208,12 +182,12 @@ class BatsimCodec:
 
     # --- decoding --------------------------------------------------------------------
 
-    def decode(self, text: str | bytes) -> tuple[float, list[Decision]]:
+    def decode(self, text: str | bytes) -> tuple[float, list[events.Decision]]:
         """Validate one scheduler reply; its ``now`` and decisions, in order."""
         now, timed = self.decode_timed(text)
         return now, [decision for _, decision in timed]
 
-    def decode_timed(self, text: str | bytes) -> tuple[float, list[tuple[float, Decision]]]:
+    def decode_timed(self, text: str | bytes) -> tuple[float, list[tuple[float, events.Decision]]]:
         """Like :meth:`decode`, with each decision's timestamp (Batsim applies it then)."""
         where = f"reply to Batsim message {self.messages}"
         message = wire.decode(_REPLIES, text, where)
@@ -222,7 +196,7 @@ class BatsimCodec:
             raise ProtocolError(f"{where}: now={message.now} is before the message's now={self.now}")
         return message.now, decisions
 
-    def _decision(self, event: wire.AnyEvent) -> tuple[float, Decision]:
+    def _decision(self, event: wire.AnyEvent) -> tuple[float, events.Decision]:
         reader = self._readers.get(event.type)
         if reader is None:
             if event.type in _UNSUPPORTED_DECISIONS:
@@ -240,31 +214,31 @@ class BatsimCodec:
     def _job_id(data: dict[str, Any]) -> str:
         return wire.job_id(wire.field(data, "job_id", "a string", "data"), "data.job_id")
 
-    def _execute(self, data: dict[str, Any]) -> Execute:
+    def _execute(self, data: dict[str, Any]) -> events.Execute:
         self._members(data, (2, 3))
         job_id = self._job_id(data)
         alloc = wire.intervals(wire.field(data, "alloc", "a string", "data"), "data.alloc")
         extra = set(data) - {"job_id", "alloc"}
         if extra - {"mapping", "storage_mapping", "additional_io_job"}:
             raise Invalid(f"unexpected member(s) {sorted(extra)} in 'data'")
-        return Execute(job_id, from_interval_string(alloc))  # a mapping is meaningless for delay jobs: ignored
+        return events.Execute(job_id, from_interval_string(alloc))  # a mapping is meaningless for delay jobs: ignored
 
-    def _reject(self, data: dict[str, Any]) -> Reject:
+    def _reject(self, data: dict[str, Any]) -> events.Reject:
         self._members(data, (1,))
-        return Reject(self._job_id(data), "")
+        return events.Reject(self._job_id(data), "")
 
-    def _kill(self, data: dict[str, Any]) -> Kill:
+    def _kill(self, data: dict[str, Any]) -> events.Kill:
         self._members(data, (1,))
         job_ids = wire.job_ids(wire.field(data, "job_ids", "an array", "data"), "data.job_ids")
         if not job_ids:
             raise Invalid("'data.job_ids' is empty")
-        return Kill(job_ids)
+        return events.Kill(job_ids)
 
-    def _call_me_later(self, data: dict[str, Any]) -> CallMeLater:
+    def _call_me_later(self, data: dict[str, Any]) -> events.CallMeLater:
         self._members(data, (1,))
-        return CallMeLater(float(wire.field(data, "timestamp", "a number", "data")))
+        return events.CallMeLater(float(wire.field(data, "timestamp", "a number", "data")))
 
-    def _register_profile(self, data: dict[str, Any]) -> RegisterProfile:
+    def _register_profile(self, data: dict[str, Any]) -> events.RegisterProfile:
         workload = wire.field(data, "workload_name", "a string", "data")
         name = wire.field(data, "profile_name", "a string", "data")
         profile = wire.field(data, "profile", "an object", "data")
@@ -278,9 +252,9 @@ class BatsimCodec:
         if name in table:
             raise Invalid(f"profile {name!r} already exists in workload {workload!r} (Batsim aborts)")
         table[name] = profile
-        return RegisterProfile(workload, name, float(delay))
+        return events.RegisterProfile(workload, name, float(delay))
 
-    def _register_job(self, data: dict[str, Any]) -> RegisterJob:
+    def _register_job(self, data: dict[str, Any]) -> events.RegisterJob:
         job_id = self._job_id(data)
         if "job" not in data:
             raise Invalid("missing 'data.job' (Batsim's Redis mode is not supported)")
@@ -293,30 +267,30 @@ class BatsimCodec:
         if job.profile not in known:
             raise Invalid(f"profile {job.profile!r} does not exist in workload {workload!r}")
         self._job_profiles[job_id] = job.profile
-        return RegisterJob(Job(job_id, job.subtime, job.res, job.walltime, job.profile, delay_of(known[job.profile]),
-                               job.extras))
+        return events.RegisterJob(Job(job_id, job.subtime, job.res, job.walltime, job.profile,
+                                      delay_of(known[job.profile]), job.extras))
 
-    def _set_metadata(self, data: dict[str, Any]) -> SetMetadata:
+    def _set_metadata(self, data: dict[str, Any]) -> events.SetMetadata:
         self._members(data, (2,))
         job_id = self._job_id(data)
         metadata = wire.field(data, "metadata", "a string", "data")
         if '"' in metadata:
             raise Invalid("'data.metadata' may not contain '\"' (Batsim aborts)")
-        return SetMetadata(job_id, metadata)
+        return events.SetMetadata(job_id, metadata)
 
     @staticmethod
-    def _notify(data: dict[str, Any]) -> RegistrationFinished:
+    def _notify(data: dict[str, Any]) -> events.RegistrationFinished:
         kind = wire.field(data, "type", "a string", "data")
         if kind == "registration_finished":
-            return RegistrationFinished()
+            return events.RegistrationFinished()
         if kind == "continue_registration":
             raise Invalid("NOTIFY continue_registration is not played by our Batsim peer")
         raise Invalid(f"unknown NOTIFY type {kind!r} (Batsim aborts)")
 
-    def _answer(self, data: dict[str, Any]) -> AnswerWaitingTime:
+    def _answer(self, data: dict[str, Any]) -> events.AnswerWaitingTime:
         self._members(data, (1,))
         answer = wire.field(data, "estimate_waiting_time", "an object", "data")
         path = "data.estimate_waiting_time"
         job_id = wire.job_id(wire.field(answer, "job_id", "a string", path), f"{path}.job_id")
         estimate = wire.field(answer, "estimated_waiting_time", "a number", path)
-        return AnswerWaitingTime(job_id, float(estimate))
+        return events.AnswerWaitingTime(job_id, float(estimate))

@@ -2,10 +2,10 @@
 
 The protocol is played by two codecs, one per side of the socket:
 
-- :class:`~scheduler.batsim.scheduler_codec.SchedulerCodec` (our decision process): decodes Batsim's messages into events,
-  encodes decisions into the reply;
-- :class:`~scheduler.batsim.batsim_codec.BatsimCodec` (our embedded ``batsim-peer``): encodes events exactly as real
-  Batsim 4.2.1 sends them, decodes and validates any scheduler's reply into decisions.
+- :class:`~scheduler.batsim.scheduler_codec.SchedulerCodec` (our decision process): decodes Batsim's
+  messages into events, encodes decisions into the reply;
+- :class:`~scheduler.batsim.batsim_codec.BatsimCodec` (our embedded ``batsim-peer``): encodes events
+  exactly as real Batsim 4.2.1 sends them, decodes and validates any scheduler's reply into decisions.
 
 Both raise :class:`ProtocolError` naming the message, the event and the field. The JSON and
 its types are handled by :mod:`scheduler.batsim.wire` (msgspec); this module holds what both codecs check,
