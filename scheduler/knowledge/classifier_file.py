@@ -83,32 +83,32 @@ def read_classifier_file(path: str | Path) -> tuple[dict[str, Any], dict[str, np
     return state, arrays
 
 
-def save_classifier(classifier, path: str | Path) -> Path:
-    """Write ``classifier`` (a :class:`JobClassifier`: config, model, history, reports) to ``path``."""
-    config = classifier.get_config()
-    if classifier.estimator is not None:
-        config["estimator"] = describe(classifier.estimator)  # raises unless it is a forest
-    arrays = {f"table_{name}": values for name, values in classifier._jobs.to_arrays().items()}
-    if classifier._log is not None:
-        arrays |= {f"log_{name}": values for name, values in classifier._log.to_arrays().items()}
-        for c, codes in enumerate(classifier._codes):
+def save_classifier(clf, path: str | Path) -> Path:
+    """Write ``clf`` (a :class:`JobClassifier`: config, model, history, reports) to ``path``."""
+    config = clf.get_config()
+    if clf.estimator is not None:
+        config["estimator"] = describe(clf.estimator)  # raises unless it is a forest
+    arrays = {f"table_{name}": values for name, values in clf._jobs.to_arrays().items()}
+    if clf._log is not None:
+        arrays |= {f"log_{name}": values for name, values in clf._log.to_arrays().items()}
+        for c, codes in enumerate(clf._codes):
             arrays[f"codes_users_{c}"], arrays[f"codes_traits_{c}"] = codes.to_arrays()
-        if classifier._snapshot is not None:
-            for c, (last, nsmall) in enumerate(zip(*classifier._snapshot)):
+        if clf._snapshot is not None:
+            for c, (last, nsmall) in enumerate(zip(*clf._snapshot)):
                 arrays[f"snapshot_last_{c}"] = np.array(last, dtype=np.int64)
                 arrays[f"snapshot_nsmall_{c}"] = np.array(nsmall, dtype=np.int64)
-    if classifier._model is not None:
-        arrays |= {f"model_{name}": values for name, values in classifier._model.to_arrays().items()}
-    arrays["importances"] = np.array([v for _, v in classifier._importances], dtype=np.float64).reshape(
-        -1, len(classifier.feature_names))
+    if clf._model is not None:
+        arrays |= {f"model_{name}": values for name, values in clf._model.to_arrays().items()}
+    arrays["importances"] = np.array([v for _, v in clf._importances], dtype=np.float64).reshape(
+        -1, len(clf.feature_names))
     state = {
-        "config": config, "feature_names": classifier.feature_names, "now": classifier._now,
-        "current_week": classifier._current_week, "current_divider": classifier._current_divider, "run": classifier._run,
-        "completions": classifier._completions, "fit_key": list(classifier._fit_key) if classifier._fit_key else None,
-        "model_depth": classifier._model.depth if classifier._model is not None else None,
-        "importances_weeks": [w for w, _ in classifier._importances],
-        "importances_current": classifier._importances_current,
-        "weeks": classifier._weeks, "users": classifier._encoder.user_values,
+        "config": config, "feature_names": clf.feature_names, "now": clf._now, "current_week": clf._current_week,
+        "current_divider": clf._current_divider, "run": clf._run,
+        "completions": clf._completions, "fit_key": list(clf._fit_key) if clf._fit_key else None,
+        "model_depth": clf._model.depth if clf._model is not None else None,
+        "importances_weeks": [w for w, _ in clf._importances],
+        "importances_current": clf._importances_current,
+        "weeks": clf._weeks, "users": clf._encoder.user_values,
     }
     return write_classifier_file(path, state, arrays)
 
@@ -131,32 +131,32 @@ def _from_state(cls, state: dict, arrays: dict[str, np.ndarray]):
     config["categories"] = tuple(config["categories"])
     if config["estimator"] is not None:
         config["estimator"] = from_description(config["estimator"])
-    self = cls(**config)
-    if state["feature_names"] != self.feature_names:
+    clf = cls(**config)
+    if state["feature_names"] != clf.feature_names:
         raise ClassifierError("saved feature names differ from this version's")
-    self._run = int(state["run"])
-    self._completions = int(state["completions"])
-    self._now = float(state["now"])
-    self._current_week = int(state["current_week"])
-    self._current_divider = float(state["current_divider"])
+    clf._run = int(state["run"])
+    clf._completions = int(state["completions"])
+    clf._now = float(state["now"])
+    clf._current_week = int(state["current_week"])
+    clf._current_divider = float(state["current_divider"])
     table = {name[len("table_"):]: values for name, values in arrays.items() if name.startswith("table_")}
-    self._jobs = JobTable.from_arrays(table, self._jobs.k, self._jobs.f, self._run)
-    if self._log is not None:
-        k = len(self.categories)
+    clf._jobs = JobTable.from_arrays(table, clf._jobs.k, clf._jobs.f, clf._run)
+    if clf._log is not None:
+        k = len(clf.categories)
         log = {name[len("log_"):]: values for name, values in arrays.items() if name.startswith("log_")}
-        self._log = CompletionLog.from_arrays(log, k, self._current_divider)
-        self._codes = [CategoryCodes.from_arrays(arrays[f"codes_users_{c}"], arrays[f"codes_traits_{c}"])
+        clf._log = CompletionLog.from_arrays(log, k, clf._current_divider)
+        clf._codes = [CategoryCodes.from_arrays(arrays[f"codes_users_{c}"], arrays[f"codes_traits_{c}"])
                        for c in range(k)]
-        if self.features == "paper":
-            self._snapshot = ([arrays[f"snapshot_last_{c}"].tolist() for c in range(k)],
+        if clf.features == "paper":
+            clf._snapshot = ([arrays[f"snapshot_last_{c}"].tolist() for c in range(k)],
                               [arrays[f"snapshot_nsmall_{c}"].tolist() for c in range(k)])
-    self._encoder.user_values = list(state["users"])
-    self._encoder.users = {value: i for i, value in enumerate(self._encoder.user_values)}
-    self._fit_key = tuple(state["fit_key"]) if state["fit_key"] is not None else None
+    clf._encoder.user_values = list(state["users"])
+    clf._encoder.users = {value: i for i, value in enumerate(clf._encoder.user_values)}
+    clf._fit_key = tuple(state["fit_key"]) if state["fit_key"] is not None else None
     if "model_roots" in arrays:
-        self._model = PackedForest(*(arrays[f"model_{name}"] for name in PackedForest.ARRAYS),
+        clf._model = PackedForest(*(arrays[f"model_{name}"] for name in PackedForest.ARRAYS),
                                    depth=state["model_depth"])
-    self._importances = list(zip(state["importances_weeks"], arrays["importances"].tolist()))
-    self._importances_current = state["importances_current"]
-    self._weeks = state["weeks"]
-    return self
+    clf._importances = list(zip(state["importances_weeks"], arrays["importances"].tolist()))
+    clf._importances_current = state["importances_current"]
+    clf._weeks = state["weeks"]
+    return clf
