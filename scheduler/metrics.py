@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler.core.events import REJECTED, SUCCESS
-from scheduler.sim.output import JobsTable, column, numbers, text_values
+from scheduler.sim.output import JobsTable, column, numeric_column, text_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -125,9 +125,9 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64) if lineage else np.zeros(n)
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
-    submission = numbers(jobs, "submission_time")
-    start = np.where(rejected, np.nan, numbers(jobs, "starting_time"))
-    runtime = np.where(rejected, np.nan, numbers(jobs, "execution_time"))
+    submission = numeric_column(jobs, "submission_time")
+    start = np.where(rejected, np.nan, numeric_column(jobs, "starting_time"))
+    runtime = np.where(rejected, np.nan, numeric_column(jobs, "execution_time"))
     res = np.asarray(jobs["requested_number_of_resources"])
     area = np.nan_to_num(runtime * res)
     row = np.arange(n)
@@ -148,7 +148,7 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     folded["response"] = folded["finish"] - folded["submission_time"]
     folded["wait"] = folded["response"] - folded["runtime"]
     folded["res"] = res[tail]
-    folded["requested_time"] = numbers(jobs, "requested_time")[head]
+    folded["requested_time"] = numeric_column(jobs, "requested_time")[head]
     folded["final_state"] = state[tail]
     folded["attempts"] = last - first + 1
     folded["wasted_core_seconds"] = np.add.reduceat(area[order], first) - area[tail]

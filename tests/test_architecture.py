@@ -40,7 +40,8 @@ def test_every_package_has_an_init():
 
 
 @pytest.mark.parametrize("front_end", ["sim/results.py", "sim/simulate.py", "cli/simulate.py", "cli/batsim.py",
-                                       "experiments/sweep.py", "batsim/server.py", "batsim/pybatsimAdapter.py"])
+                                       "experiments/sweep.py", "experiments/worker.py", "batsim/server.py",
+                                       "batsim/pybatsimAdapter.py"])
 def test_front_ends_use_the_decision_core_through_decide_and_outcome_only(front_end):
     tree = ast.parse((REPO / "scheduler" / front_end).read_text())
     for node in ast.walk(tree):

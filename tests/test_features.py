@@ -24,7 +24,6 @@ from scheduler.knowledge.features import (
     requested_procs,
     resolve_timezone,
     submission_instant,
-    temporal_columns,
     temporal_features,
     timezone_from_header,
     user_key,
@@ -64,20 +63,6 @@ def test_without_unix_time_subtime_counts_from_a_monday_in_utc():
     encoder = FeatureEncoder("Europe/Stockholm")
     static, _ = encoder.encode(job(subtime=7 * 86400 + 3600))
     assert static[STATIC_FEATURES.index("hour")] == 1 and static[STATIC_FEATURES.index("day_of_week")] == 0
-
-
-def test_vectorised_temporal_columns_match_the_per_job_path_across_dst():
-    rng = np.random.default_rng(1)
-    # Around the 1997 DST changes in Stockholm and a span of two years.
-    seconds = np.concatenate([rng.integers(843480031, 843480031 + 2 * 365 * 86400, 300),
-                              859683600 + np.arange(-7200, 7200, 900), 877827600 + np.arange(-7200, 7200, 900)])
-    for tz in ("Europe/Stockholm", "US/Pacific", -28800.0, None):
-        table = temporal_columns(seconds, True, tz)
-        each = np.array([temporal_features(float(s), True, resolve_timezone(tz)) for s in seconds])
-        np.testing.assert_array_equal(table.to_numpy(), each)
-    table = temporal_columns(seconds[:20] - 843480031, False, "Europe/Stockholm")
-    each = np.array([temporal_features(float(s), False, resolve_timezone(None)) for s in seconds[:20] - 843480031])
-    np.testing.assert_array_equal(table.to_numpy(), each)
 
 
 def test_timezone_resolution_and_errors():

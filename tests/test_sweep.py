@@ -15,7 +15,8 @@ from scheduler.cli import main
 from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import load_config_file, parse_config
-from scheduler.experiments.sweep import DONE_FILE, run_sweep
+from scheduler.experiments.sweep import run_sweep
+from scheduler.experiments.worker import DONE_FILE
 
 from tests.helpers import DATA, REPO
 
@@ -168,7 +169,7 @@ def test_example_configs_parse():
 
 def test_trace_dir_is_searched_before_the_cache(tmp_path, monkeypatch):
     from scheduler.experiments.grid import TraceSpec
-    from scheduler.experiments.sweep import resolve_trace_file
+    from scheduler.experiments.traces import resolve_trace_file
 
     monkeypatch.setenv("BATSIM_CLASSIFIER_SCHEDULER_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "traces"

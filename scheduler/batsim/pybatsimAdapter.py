@@ -21,7 +21,7 @@ from typing import Any
 
 from batsim.batsim import BatsimScheduler  # pybatsim
 
-from scheduler.batsim.protocol import SchedulerCodec
+from scheduler.batsim.scheduler_codec import SchedulerCodec
 from scheduler.batsim.server import config_at_begin
 from scheduler.compose import build_core
 from scheduler.core.events import Execute, Kill, Reject, SimulationBegins

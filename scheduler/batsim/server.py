@@ -18,7 +18,7 @@ from typing import Any
 
 import zmq
 
-from scheduler.batsim.protocol import SchedulerCodec
+from scheduler.batsim.scheduler_codec import SchedulerCodec
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins, SimulationEnds

@@ -79,7 +79,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 def _dry_run(config, results, trace_dirs) -> int:
     """Print each run and whether it is done; downloads nothing."""
     from scheduler.errors import SchedulerError
-    from scheduler.experiments.sweep import input_checksums, resolve_trace_file, run_is_done, trace_key
+    from scheduler.experiments.sweep import input_checksums
+    from scheduler.experiments.traces import resolve_trace_file, trace_key
+    from scheduler.experiments.worker import run_is_done
 
     keys = {}
     for trace in config.traces:

@@ -16,11 +16,12 @@ STARVATION_SCOPES = ("queue", "all")
 class JobQueue:
     """Waiting jobs in scheduling order.
 
-    A job's position is ``(rank, policy key)``: rank 0 jobs (for instance Q_small) come
-    before rank 1 jobs (Q). A job that has waited longer than ``starvation_threshold``
-    seconds is *starving*: with ``starvation_scope="queue"`` it moves to the head of its own
-    rank (Q_small stays ahead of Q), with ``"all"`` ahead of every rank; starving jobs go
-    oldest first.
+    A job's position is ``(rank, policy key)``: lower ranks come first. The ranks are those of
+    :class:`scheduler.knowledge.choices.JobClass`: 0 (Q_small), 1 (uncertain jobs, and the default of
+    :meth:`push`), 2 (Q). A job that has waited longer than ``starvation_threshold`` seconds is
+    *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
+    ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
+    jobs go oldest first.
 
     Static policies keep a sorted list, and beside it each job's width (its processor count), so
     that the jobs narrow enough for the free machines are picked out without a Python loop over

@@ -57,10 +57,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from scheduler.checksums import data_hash
-from scheduler.config import VARIANTS, SchedulerConfig, positive_integer, positive_seconds
+from scheduler.config import VARIANTS, SchedulerConfig, positive_seconds
 from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
 from scheduler.plugins import resolve
@@ -68,8 +70,6 @@ from scheduler.plugins import resolve
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
 RUN_FORMAT = 1
 
-_CONFIG_KEYS = {"name", "description", "traces", "trace_dirs", "policies", "variants", "seeds", "tau", "options"}
-_TRACE_KEYS = {"name", "path", "archive", "nb_res", "platform", "max_jobs", "options"}
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -232,15 +232,58 @@ def load_config_file(path: str | Path) -> SweepConfig:
     return parse_config(data, source=str(path), base_dir=path.resolve().parent)
 
 
+class _TraceEntry(msgspec.Struct, forbid_unknown_fields=True):
+    """A trace given as an object (see the module doc)."""
+
+    name: str | None = None
+    path: str | None = None
+    archive: str | None = None
+    nb_res: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    platform: str | None = None
+    max_jobs: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    options: dict[str, Any] = {}
+
+
+class _SweepFile(msgspec.Struct, forbid_unknown_fields=True):
+    """A sweep config as written (see the module doc): its types; :func:`parse_config` checks the rest.
+    A key that takes a list also takes one value; a variant object keeps its free options, so stays a dict."""
+
+    traces: list[str | _TraceEntry] | str | _TraceEntry
+    name: str | None = None
+    description: str | None = None
+    trace_dirs: list[str] | str = []
+    policies: list[str] | str = msgspec.field(default_factory=lambda: ["fcfs"])
+    variants: list[str | dict[str, Any]] | str | dict[str, Any] = msgspec.field(
+        default_factory=lambda: ["base"])
+    seeds: list[int] | int = msgspec.field(default_factory=lambda: [0])
+    tau: float = 60.0
+    options: dict[str, Any] = {}
+
+
+def _read_sweep_file(data: Any, source: str) -> _SweepFile:
+    """``data`` checked against :class:`_SweepFile`; a :class:`ConfigError` naming ``source`` and the key."""
+    try:
+        return msgspec.convert(data, _SweepFile)
+    except msgspec.ValidationError as exc:
+        message, _, path = str(exc).partition(" - at `$")
+        path = path.rstrip("`").lstrip(".")
+        where = f"{source}: {path}" if path else source
+        unknown = re.fullmatch(r"Object contains unknown field `(.*)`", message)
+        if unknown:
+            known = msgspec.structs.fields(_TraceEntry if path else _SweepFile)
+            raise ConfigError(f"{where}: unknown key {unknown[1]!r}; known: "
+                              f"{', '.join(sorted(f.name for f in known))}") from None
+        missing = re.fullmatch(r"Object missing required field `(.*)`", message)
+        if missing:
+            raise ConfigError(f"{where}: missing '{missing[1]}'") from None
+        raise ConfigError(f"{source}: '{path}': {message}" if path else f"{source}: {message}") from None
+
+
 def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path | None = None) -> SweepConfig:
     """Validate a sweep config given as plain data; relative paths are taken from ``base_dir``."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected an object, got {type(data).__name__}")
-    unknown = sorted(set(data) - _CONFIG_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_CONFIG_KEYS))}")
+    sweep = _read_sweep_file(data, source)
     base = Path(base_dir) if base_dir is not None else Path.cwd()
-    traces = [_trace(entry, f"{source}: traces[{i}]", base) for i, entry in enumerate(_list(data, "traces", source))]
+    traces = [_trace(entry, f"{source}: traces[{i}]", base) for i, entry in enumerate(_as_list(sweep.traces))]
     if not traces:
         raise ConfigError(f"{source}: 'traces' is empty")
     names = [t.name for t in traces]
@@ -248,29 +291,19 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
     if duplicates:
         raise ConfigError(f"{source}: duplicate trace name(s) {', '.join(duplicates)}; give each a distinct 'name'")
 
-    policies = data.get("policies", ["fcfs"])
-    if policies == "all":
-        policies = list(POLICIES)
-    policies = [_policy(p, source) for p in _as_list(policies, "policies", source)]
-    variants_data = data.get("variants", ["base"])
-    if variants_data == "all":
-        variants_data = list(VARIANTS)
-    variants = [_variant(v, f"{source}: variants[{i}]")
-                for i, v in enumerate(_as_list(variants_data, "variants", source))]
-    seeds = _as_list(data.get("seeds", [0]), "seeds", source)
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise ConfigError(f"{source}: 'seeds' must be integers, got {seeds!r}")
+    policies = list(POLICIES) if sweep.policies == "all" else _as_list(sweep.policies)
+    policies = [_policy(p, source) for p in policies]
+    variants_data = list(VARIANTS) if sweep.variants == "all" else _as_list(sweep.variants)
+    variants = [_variant(v, f"{source}: variants[{i}]") for i, v in enumerate(variants_data)]
+    seeds = _as_list(sweep.seeds)
     try:
-        tau = positive_seconds(data.get("tau", 60.0))
+        tau = positive_seconds(sweep.tau)
     except ValueError as exc:
         raise ConfigError(f"{source}: 'tau': {exc}") from None
-    options = data.get("options", {})
-    if not isinstance(options, dict):
-        raise ConfigError(f"{source}: 'options' must be an object of scheduling options")
-    forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in options})
+    forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in sweep.options})
     if forbidden:
         raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'policies' / 'seeds', not in 'options'")
-    trace_dirs = [str(_resolve(d, base)) for d in _as_list(data.get("trace_dirs", []), "trace_dirs", source)]
+    trace_dirs = [str(_resolve(d, base)) for d in _as_list(sweep.trace_dirs)]
     for key, values in (("policies", policies), ("variants", variants), ("seeds", seeds)):
         if not values:
             raise ConfigError(f"{source}: '{key}' is empty: it would make no run")
@@ -280,25 +313,15 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
             raise ConfigError(f"{source}: '{dup}' lists a value twice")
     if len({v.name for v in variants}) != len(variants):
         raise ConfigError(f"{source}: 'variants' lists a name twice")
-    config = SweepConfig(name=str(data.get("name") or Path(source).stem), traces=traces, policies=policies,
-                         variants=variants, seeds=list(seeds), tau=float(tau), options=dict(options),
+    config = SweepConfig(name=sweep.name or Path(source).stem, traces=traces, policies=policies,
+                         variants=variants, seeds=seeds, tau=tau, options=dict(sweep.options),
                          trace_dirs=trace_dirs, source=source)
     config.runs()  # validates every combination's scheduling options now, not in the workers
     return config
 
 
-def _list(data: dict, key: str, source: str) -> list:
-    if key not in data:
-        raise ConfigError(f"{source}: missing '{key}'")
-    return _as_list(data[key], key, source)
-
-
-def _as_list(value: Any, key: str, source: str) -> list:
-    if isinstance(value, (str, int, dict)):
-        value = [value]
-    if not isinstance(value, list):
-        raise ConfigError(f"{source}: '{key}' must be a list, got {type(value).__name__}")
-    return value
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [value]
 
 
 def _resolve(path: str, base: Path) -> Path:
@@ -306,63 +329,43 @@ def _resolve(path: str, base: Path) -> Path:
     return p if p.is_absolute() else (base / p).resolve()
 
 
-def _trace(entry: Any, where: str, base: Path) -> TraceSpec:
+def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
     from scheduler.workloads.archive import TRACES
 
     if isinstance(entry, str):
         known = {name.lower(): name for name in TRACES}
-        if entry.lower() in known:
-            entry = {"archive": known[entry.lower()]}
-        else:
-            entry = {"path": entry}
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: expected a trace name, a path or an object, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - _TRACE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_TRACE_KEYS))}")
-    path, archive = entry.get("path"), entry.get("archive")
+        entry = _TraceEntry(archive=known[entry.lower()]) if entry.lower() in known else _TraceEntry(path=entry)
+    path, archive = entry.path, entry.archive
     if not path and not archive:
         raise ConfigError(f"{where}: give a 'path' or an 'archive' trace name")
     if archive:
         from scheduler.workloads.archive import find_trace
 
         try:
-            archive = find_trace(str(archive)).name
+            archive = find_trace(archive).name
         except Exception as exc:  # WorkloadError: unknown trace name
             raise ConfigError(f"{where}: {exc}") from None
-    nb_res, max_jobs = entry.get("nb_res"), entry.get("max_jobs")
-    for key, value in (("nb_res", nb_res), ("max_jobs", max_jobs)):
-        if value is not None:
-            try:
-                positive_integer(value)
-            except ValueError as exc:
-                raise ConfigError(f"{where}: '{key}': {exc}") from None
-    if nb_res is not None and entry.get("platform"):
+    if entry.nb_res is not None and entry.platform:
         raise ConfigError(f"{where}: give 'nb_res' or 'platform', not both")
-    options = entry.get("options", {})
-    if not isinstance(options, dict):
-        raise ConfigError(f"{where}: 'options' must be an object of scheduling options")
-    name = entry.get("name") or archive or trace_label(str(path))
-    return TraceSpec(name=str(name), path=str(_resolve(path, base)) if path else None, archive=archive,
-                     nb_res=nb_res, platform=str(_resolve(entry["platform"], base)) if entry.get("platform") else None,
-                     max_jobs=max_jobs, options=dict(options))
+    name = entry.name or archive or trace_label(path)
+    return TraceSpec(name=name, path=str(_resolve(path, base)) if path else None, archive=archive,
+                     nb_res=entry.nb_res, platform=str(_resolve(entry.platform, base)) if entry.platform else None,
+                     max_jobs=entry.max_jobs, options=dict(entry.options))
 
 
-def _policy(name: Any, source: str) -> str:
-    if not isinstance(name, str):
-        raise ConfigError(f"{source}: a policy must be a name, got {name!r}")
+def _policy(name: str, source: str) -> str:
     try:
         return resolve("policy", name)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def _variant(entry: Any, where: str) -> VariantSpec:
+def _variant(entry: str | dict[str, Any], where: str) -> VariantSpec:
     if isinstance(entry, str):
         if entry not in VARIANTS:
             raise ConfigError(f"{where}: unknown variant {entry!r}; known: {', '.join(VARIANTS)}")
         return VariantSpec(entry, entry)
-    if not isinstance(entry, dict) or "name" not in entry:
+    if "name" not in entry:
         raise ConfigError(f"{where}: expected a variant name or an object with a 'name'")
     options = {k: v for k, v in entry.items() if k not in ("name", "variant")}
     base = entry.get("variant", "base")

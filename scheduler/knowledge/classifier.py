@@ -38,70 +38,15 @@ Model and cost
     divider and the reports need. The per-job calls are plain Python; numpy and scikit-learn
     run at the weekly retrain.
 
-    Hyper-parameters (:data:`~scheduler.knowledge.learner.FOREST_DEFAULTS`), chosen by an
-    offline replay of KTH-SP2 and SDSC-SP2 in which every job completes at subtime + runtime
-    (no queueing), timing ``classify`` + ``completed`` + the weekly retrains on this project's
-    2-core machine (scikit-learn 1.9):
+    The defaults (:data:`~scheduler.knowledge.learner.FOREST_DEFAULTS`, :data:`DEFAULTS`) were chosen
+    by an offline replay of KTH-SP2 and SDSC-SP2; what each costs and gains, and the classifier's
+    quality in that replay, are in ``benchmarks/README.md`` ("The forest's hyper-parameters").
 
-    - ``n_estimators=12`` with ``max_samples=2500``: 2.6 to 2.9 times cheaper to fit than 24
-      trees on 5000 rows, for an AUC of 0.916 / 0.920 (KTH-SP2 / SDSC-SP2, live features)
-      against 0.920 / 0.923, and precision and recall at 0.5 within 0.7 point; fitting time
-      is linear in the number of trees.
-    - ``max_depth=14, min_samples_leaf=4``: unbounded trees are no more accurate, and
-      the one-job walk costs a step per level.
-    - ``max_samples=2500`` bootstrap rows per tree: bounds a weekly fit at about 0.1 s
-      whatever the window.
-    - ``max_training_jobs=20000`` most recently submitted completed jobs: 5000 loses
-      2 points of accuracy on SDSC-SP2; the window bounds memory and the fitting cost.
-    - ``n_jobs=1``: ``n_jobs=2`` fits the same forests, but no faster with 12 small trees
-      (SDSC-SP2 replay: 16.4 to 17.0 s of wall time against 12.2 to 12.8 s), and would
-      compete with parallel simulations in a sweep.
-    - ``threshold=0.5`` (scikit-learn's ``predict``): lower thresholds trade false-small
-      errors, the costly ones for a scheduler, for recall (KTH-SP2, live features, 24 trees:
-      0.4 gives precision 0.82 / recall 0.84; 0.3 gives 0.75 / 0.88).
-
-    A model is refitted at every retrain unless neither the completed jobs nor the divider
-    changed since the last fit (the same data and seed give the same forest). In the replay
-    that never happens: every week brings completions (47 refits in 47 weeks on KTH-SP2, 104
-    in 104 on SDSC-SP2); the median divider repeats in 2 and 4 of those weeks, but on more
-    data, so the forest still has to be refitted.
-
-    CPU time of the replay (``time.process_time``) with these defaults, ``features="live"``
-    (``"paper"`` is within 6%; ``method="oracle"``: 0.15 s, 0.5 s and 1.4 s), and with the
-    previous defaults (24 trees, 5000 rows) on the same machine the same day. The refits
-    include assembling the training matrix and packing the forest:
-
-    =============================================  =======  =====  ===========  =====================
-    trace                                          jobs     weeks  seconds      24 trees, 5000 rows
-                                                                   (refits)     (refits)
-    =============================================  =======  =====  ===========  =====================
-    KTH-SP2 (1996-2.1-cln)                         28,467   48     6.6 (4.9)    14.1 (12.2)
-    SDSC-SP2 (1998-4.2-cln)                        54,034   105    14.2 (11.2)  34.6 (31.1)
-    ``generate(250000, weeks=250, seed=1)``        250,000  250    46.8 (31.9)  90.2 (74.5)
-    =============================================  =======  =====  ===========  =====================
-
-    Quality in the same replay (small = positive class, weeks after the first; the
-    false-small rate is the share of all jobs that are large but predicted small; AUC of
-    ``p_small``):
-
-    ==========  ========  =========  ======  ========  ===========  ===========  =====
-    trace       features  precision  recall  accuracy  false-small  false-large  AUC
-    ==========  ========  =========  ======  ========  ===========  ===========  =====
-    KTH-SP2     live      0.871      0.790   0.855     5.2%         9.3%         0.916
-    KTH-SP2     paper     0.857      0.744   0.831     5.5%         11.4%        0.891
-    SDSC-SP2    live      0.879      0.822   0.853     5.7%         9.0%         0.920
-    SDSC-SP2    paper     0.831      0.752   0.797     7.7%         12.5%        0.865
-    ==========  ========  =========  ======  ========  ===========  ===========  =====
-
-    ``"live"`` is better on both traces and is the default. The paper reports precision
-    0.79 / recall 0.90 / false-small 4.03% on KTH-SP2 and 0.89 / 0.91 / 5.85% on SDSC-SP2.
-
-Persistence
-    :meth:`JobClassifier.save` writes the configuration (the estimator as its class and
-    parameters), the packed model, the job table, the completion log and the reports, in the
-    format of :mod:`scheduler.knowledge.classifier_file` (no pickle: only forests can be saved).
-    :meth:`JobClassifier.load` raises :class:`ClassifierError` on a version mismatch, a
-    checksum mismatch or a corrupt file.
+Reports and persistence
+    The predictions, weekly reports and feature importances are
+    :class:`~scheduler.knowledge.classifier_reports.ClassifierReports`; the quality rates
+    :mod:`scheduler.knowledge.confusion`. :meth:`JobClassifier.save` and :meth:`JobClassifier.load`
+    go through :mod:`scheduler.knowledge.classifier_file` (no pickle: only forests can be saved).
 """
 
 from __future__ import annotations
@@ -111,14 +56,15 @@ import numbers
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import (
     CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES, JobClass,
 )
-from scheduler.knowledge.classifier_file import ClassifierError, read_classifier_file, write_classifier_file
+from scheduler.knowledge.classifier_file import ClassifierError, load_classifier, save_classifier
+from scheduler.knowledge.classifier_reports import ClassifierReports
+from scheduler.knowledge.confusion import RATES, classification_metrics, quality
 from scheduler.knowledge.features import CATEGORIES, CategoryCodes, CompletionLog, FeatureEncoder
 from scheduler.knowledge.forest import PackedForest
 from scheduler.knowledge.job_table import JobTable
@@ -129,59 +75,19 @@ from scheduler.knowledge.learner import (
     describe,
     fitted_model,
     fresh_clone,
-    from_description,
     is_forest,
     validate_estimator,
 )
 from scheduler.values import is_number
 
 __all__ = ["ClassifierError", "JobClassifier", "PackedForest", "classification_metrics", "quality", "default_forest",
-           "DEFAULTS", "FOREST_DEFAULTS"]
+           "DEFAULTS", "FOREST_DEFAULTS", "RATES"]
 
 #: Default settings of the classifier itself (the forest's are :data:`FOREST_DEFAULTS`).
 DEFAULTS = dict(max_training_jobs=20000, threshold=0.5)
 
 #: The class of a job from its stored (small or uncertain, uncertain) flags.
 _LABELS = {(1, 0): JobClass.SMALL, (1, 1): JobClass.UNCERTAIN, (0, 0): JobClass.LARGE}
-
-
-#: The rates of :func:`quality`.
-RATES = ("accuracy", "precision", "recall", "false_small_rate", "false_large_rate")
-
-
-def classification_metrics(predicted_small, actual_small) -> dict[str, float]:
-    """:func:`quality` of predictions: the confusion matrix by ``sklearn.metrics.confusion_matrix``."""
-    from sklearn.metrics import confusion_matrix
-
-    predicted = np.asarray(predicted_small, dtype=bool)
-    actual = np.asarray(actual_small, dtype=bool)
-    if len(predicted) == 0:  # scikit-learn refuses empty inputs
-        return quality(0, 0, 0, 0)
-    (tn, fp), (fn, tp) = confusion_matrix(actual, predicted, labels=[False, True]).tolist()
-    return quality(tp, fp, fn, tn)
-
-
-def quality(tp: int, fp: int, fn: int, tn: int) -> dict[str, float]:
-    """The counts, accuracy, precision, recall (small = positive), false-small and false-large rates.
-
-    ``false_small_rate`` is the fraction of all jobs that are large but predicted small,
-    ``false_large_rate`` that of small jobs predicted large: they add up to 1 - accuracy.
-    Rates with an empty denominator are NaN (scikit-learn's ``zero_division=np.nan``).
-
-    The classifier's own reports count per week with pandas and call this directly: importing
-    scikit-learn costs about 1.4 s of CPU, a third of a whole EASY run of SDSC-SP2, which the
-    ``oracle`` method (that trains nothing) must not pay.
-    """
-    n = tp + fp + fn + tn
-    nan = float("nan")
-    return {
-        "n": n, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
-        "accuracy": (tp + tn) / n if n else nan,
-        "precision": tp / (tp + fp) if tp + fp else nan,
-        "recall": tp / (tp + fn) if tp + fn else nan,
-        "false_small_rate": fp / n if n else nan,
-        "false_large_rate": fn / n if n else nan,
-    }
 
 
 def _check_choice(name, value, choices):
@@ -198,7 +104,7 @@ def _truly_small(job: Job, divider: float) -> bool:
     return runtime is not None and runtime < divider
 
 
-class JobClassifier:
+class JobClassifier(ClassifierReports):
     """Online small/large job classifier (see the module docstring).
 
     Parameters
@@ -267,8 +173,9 @@ class JobClassifier:
         self.partial_oracle = partial_oracle
         self.estimator = None
         if method == "rf":
+            if estimator is not None:
+                validate_estimator(estimator)  # our default forest needs no check
             self.estimator = default_forest() if estimator is None else estimator
-            validate_estimator(self.estimator)
         self._encoder = FeatureEncoder(timezone, self.categories)
         self.feature_names = list(self._encoder.names)
         self._init_state()
@@ -535,119 +442,11 @@ class JobClassifier:
                              if self._model is not None and self._importances_current is not None else [])
         return self
 
-    # --- reports ----------------------------------------------------------------------
-
-    def _current_rows(self) -> np.ndarray:
-        """Table rows of the jobs classified in the current run."""
-        return np.flatnonzero((self._jobs.column("week") >= 0) & (self._jobs.column("run") == self._run))
-
-    def predictions(self) -> pd.DataFrame:
-        """One row per classified job, in submission order.
-
-        Columns: ``job_id``, ``week``, ``predicted_small`` (small or uncertain: the jobs ahead of Q,
-        watched by the safeguard), ``uncertain``, ``p_small`` (the model's
-        probability; NaN without a model), ``divider`` (in force at classification),
-        ``runtime`` and ``actual_small`` (runtime < divider; NA until the job completes or
-        while the divider is undefined).
-        """
-        jobs = self._jobs
-        rows = self._current_rows()
-        runtime = jobs.column("runtime")[rows]
-        divider = jobs.column("divider")[rows]
-        known = ~np.isnan(runtime) & ~np.isnan(divider)
-        actual = pd.array(np.where(known, runtime < divider, False), dtype="boolean")
-        actual[~known] = pd.NA
-        return pd.DataFrame({
-            "job_id": [jobs.ids[r] for r in rows],
-            "week": jobs.column("week")[rows],
-            "predicted_small": jobs.column("predicted")[rows].astype(bool),
-            "uncertain": jobs.column("uncertain")[rows].astype(bool),
-            "p_small": jobs.column("p_small")[rows],
-            "divider": divider,
-            "runtime": runtime,
-            "actual_small": actual,
-        })
-
-    def weekly_report(self) -> pd.DataFrame:
-        """One row per week in which the classifier was used or retrained.
-
-        Columns: ``week``, ``week_start``, ``divider``, ``training_size``,
-        ``training_small`` (training jobs labelled small), ``refit`` (a new model was
-        fitted), ``model`` (a model was in use), ``n_predicted``, ``n_predicted_small``,
-        ``n_known`` (predicted jobs whose class is known), and, over the known ones,
-        ``accuracy``, ``precision``, ``recall``, ``false_small_rate``, ``false_large_rate``.
-        """
-        weeks = pd.DataFrame(self._weeks).drop_duplicates("week", keep="last").set_index("week")
-        counts = self._confusion_by_week()
-        rates = pd.DataFrame([quality(*row) for row in counts[["tp", "fp", "fn", "tn"]].itertuples(index=False)],
-                             index=counts.index, columns=list(RATES))
-        stats = counts[["n_predicted", "n_predicted_small", "n_known"]].join(rates)
-        report = weeks.join(stats, how="outer")
-        for name in ("n_predicted", "n_predicted_small", "n_known", "training_size", "training_small"):
-            report[name] = report[name].fillna(0).astype(np.int64)
-        return report.reset_index()
-
-    def summary(self) -> dict[str, float]:
-        """:func:`quality` over every classified job whose class is known."""
-        counts = self._confusion_by_week()
-        return quality(*(int(counts[name].sum()) for name in ("tp", "fp", "fn", "tn")))
-
-    def _confusion_by_week(self) -> pd.DataFrame:
-        """Per week of classification: jobs predicted, predicted small, of known class, and the confusion
-        counts (small = positive) over the known ones."""
-        preds = self.predictions()
-        predicted = preds["predicted_small"].to_numpy()
-        known = preds["actual_small"].notna().to_numpy()
-        actual = preds["actual_small"].to_numpy(dtype=bool, na_value=False)
-        columns = {"n_predicted": np.ones(len(preds), dtype=np.int64), "n_predicted_small": predicted,
-                   "n_known": known, "tp": known & predicted & actual, "fp": known & predicted & ~actual,
-                   "fn": known & ~predicted & actual, "tn": known & ~predicted & ~actual}
-        return pd.DataFrame(columns).astype(np.int64).groupby(preds["week"].to_numpy()).sum().rename_axis("week")
-
-    def feature_importances(self) -> pd.DataFrame:
-        """The forest's Gini importances for each week it was used (rows: week; columns: features)."""
-        weeks = [w for w, _ in self._importances]
-        values = np.array([v for _, v in self._importances], dtype=np.float64).reshape(-1, len(self.feature_names))
-        return pd.DataFrame(values, index=pd.Index(weeks, name="week"), columns=self.feature_names)
-
-    def feature_table(self) -> pd.DataFrame:
-        """The feature vector each classified job had at its classification (index: job id)."""
-        if self._log is None:
-            raise ClassifierError(f"classifier: method {self.method!r} computes no features")
-        rows = self._current_rows()
-        return pd.DataFrame(self._jobs.matrix("features", rows).astype(np.float64), columns=self.feature_names,
-                            index=pd.Index([self._jobs.ids[r] for r in rows], name="job_id"))
-
     # --- persistence ------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:
         """Write the classifier (config, model, history, reports) to ``path``."""
-        config = self.get_config()
-        if self.estimator is not None:
-            config["estimator"] = describe(self.estimator)  # raises unless it is a forest
-        arrays = {f"table_{name}": values for name, values in self._jobs.to_arrays().items()}
-        if self._log is not None:
-            arrays |= {f"log_{name}": values for name, values in self._log.to_arrays().items()}
-            for c, codes in enumerate(self._codes):
-                arrays[f"codes_users_{c}"], arrays[f"codes_traits_{c}"] = codes.to_arrays()
-            if self._snapshot is not None:
-                for c, (last, nsmall) in enumerate(zip(*self._snapshot)):
-                    arrays[f"snapshot_last_{c}"] = np.array(last, dtype=np.int64)
-                    arrays[f"snapshot_nsmall_{c}"] = np.array(nsmall, dtype=np.int64)
-        if self._model is not None:
-            arrays |= {f"model_{name}": values for name, values in self._model.to_arrays().items()}
-        arrays["importances"] = np.array([v for _, v in self._importances], dtype=np.float64).reshape(
-            -1, len(self.feature_names))
-        state = {
-            "config": config, "feature_names": self.feature_names, "now": self._now,
-            "current_week": self._current_week, "current_divider": self._current_divider, "run": self._run,
-            "completions": self._completions, "fit_key": list(self._fit_key) if self._fit_key else None,
-            "model_depth": self._model.depth if self._model is not None else None,
-            "importances_weeks": [w for w, _ in self._importances],
-            "importances_current": self._importances_current,
-            "weeks": self._weeks, "users": self._encoder.user_values,
-        }
-        return write_classifier_file(path, state, arrays)
+        return save_classifier(self, path)
 
     @classmethod
     def load(cls, path: str | Path, *, start_time: float | None = None) -> "JobClassifier":
@@ -656,47 +455,5 @@ class JobClassifier:
         It continues exactly where it stopped; with ``start_time``, it starts a new
         simulation there instead (:meth:`restart`), keeping what it learnt.
         """
-        state, arrays = read_classifier_file(path)
-        try:
-            loaded = cls._from_state(state, arrays)
-        except ClassifierError:
-            raise
-        except Exception as exc:  # a payload that passed the checksum but does not fit
-            raise ClassifierError(f"{path}: corrupt classifier file ({type(exc).__name__}: {exc})") from None
+        loaded = load_classifier(cls, path)
         return loaded if start_time is None else loaded.restart(start_time)
-
-    @classmethod
-    def _from_state(cls, state: dict, arrays: dict[str, np.ndarray]) -> "JobClassifier":
-        config = dict(state["config"])
-        config["categories"] = tuple(config["categories"])
-        if config["estimator"] is not None:
-            config["estimator"] = from_description(config["estimator"])
-        self = cls(**config)
-        if state["feature_names"] != self.feature_names:
-            raise ClassifierError("saved feature names differ from this version's")
-        self._run = int(state["run"])
-        self._completions = int(state["completions"])
-        self._now = float(state["now"])
-        self._current_week = int(state["current_week"])
-        self._current_divider = float(state["current_divider"])
-        table = {name[len("table_"):]: values for name, values in arrays.items() if name.startswith("table_")}
-        self._jobs = JobTable.from_arrays(table, self._jobs.k, self._jobs.f, self._run)
-        if self._log is not None:
-            k = len(self.categories)
-            log = {name[len("log_"):]: values for name, values in arrays.items() if name.startswith("log_")}
-            self._log = CompletionLog.from_arrays(log, k, self._current_divider)
-            self._codes = [CategoryCodes.from_arrays(arrays[f"codes_users_{c}"], arrays[f"codes_traits_{c}"])
-                           for c in range(k)]
-            if self.features == "paper":
-                self._snapshot = ([arrays[f"snapshot_last_{c}"].tolist() for c in range(k)],
-                                  [arrays[f"snapshot_nsmall_{c}"].tolist() for c in range(k)])
-        self._encoder.user_values = list(state["users"])
-        self._encoder.users = {value: i for i, value in enumerate(self._encoder.user_values)}
-        self._fit_key = tuple(state["fit_key"]) if state["fit_key"] is not None else None
-        if "model_roots" in arrays:
-            self._model = PackedForest(*(arrays[f"model_{name}"] for name in PackedForest.ARRAYS),
-                                       depth=state["model_depth"])
-        self._importances = list(zip(state["importances_weeks"], arrays["importances"].tolist()))
-        self._importances_current = state["importances_current"]
-        self._weeks = state["weeks"]
-        return self

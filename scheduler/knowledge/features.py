@@ -43,7 +43,6 @@ from datetime import datetime, timedelta, timezone as dt_timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
-import pandas as pd
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
@@ -61,7 +60,6 @@ HISTORY_STATS = tuple(f"lag{k}" for k in range(1, N_LAGS + 1)) + ("small_frac", 
 
 #: ``job.subtime`` = 0 is this instant when a job has no ``unix_submit_time`` (a Monday).
 SUBTIME_EPOCH = datetime(1970, 1, 5, tzinfo=dt_timezone.utc)
-_SUBTIME_EPOCH_UNIX = SUBTIME_EPOCH.timestamp()
 
 
 def feature_names(categories: tuple[str, ...] = CATEGORIES) -> list[str]:
@@ -112,21 +110,6 @@ def temporal_features(seconds: float, is_unix: bool, tz: tzinfo) -> tuple[int, i
         moment = SUBTIME_EPOCH + timedelta(seconds=seconds)
     return (moment.hour, moment.weekday(), moment.day, moment.month, moment.isocalendar()[1],
             (moment.month - 1) // 3 + 1)
-
-
-def temporal_columns(seconds: np.ndarray, is_unix: bool, timezone: str | float | None) -> pd.DataFrame:
-    """:func:`temporal_features` for many instants at once (vectorised, with pandas)."""
-    base = 0.0 if is_unix else _SUBTIME_EPOCH_UNIX
-    stamps = pd.to_datetime(np.asarray(seconds, dtype=float) + base, unit="s", utc=True)
-    if is_unix and timezone is not None:
-        tz = resolve_timezone(timezone)
-        stamps = stamps.tz_convert(tz.key if isinstance(tz, ZoneInfo) else tz)
-    index = pd.DatetimeIndex(stamps)
-    return pd.DataFrame({
-        "hour": index.hour, "day_of_week": index.day_of_week, "day_of_month": index.day,
-        "month": index.month, "week_of_year": index.isocalendar().week.to_numpy(dtype=np.int64),
-        "quarter": index.quarter,
-    }).astype(np.int64)
 
 
 def user_key(job: Job):

@@ -19,7 +19,8 @@ import numpy as np
 from scheduler.errors import ConfigError
 from scheduler.knowledge.forest import PackedForest
 
-#: Our Random Forest's parameters (``scheduler.knowledge.classifier`` says why, and what they cost).
+#: Our Random Forest's parameters (``benchmarks/README.md``, "The forest's hyper-parameters", says why and
+#: what they cost).
 FOREST_DEFAULTS: dict[str, Any] = dict(n_estimators=12, max_depth=14, min_samples_leaf=4, max_features="sqrt",
                                        max_samples=2500, n_jobs=1)
 #: The estimators packed for the one-job walk, and the only ones a saved classifier may name.
@@ -42,8 +43,13 @@ def default_forest(**params: Any):
 
 def validate_estimator(estimator) -> None:
     """Raise :class:`ConfigError` unless ``estimator`` is a scikit-learn classifier with valid parameters
-    and ``predict_proba``; the message names the bad parameter."""
-    from sklearn.base import clone, is_classifier
+    and ``predict_proba``; the message names the bad parameter.
+
+    scikit-learn checks the parameters when it fits, so a seeded clone is fitted on a few rows of
+    :data:`_TRIAL_ROWS` (the estimator itself is left unfitted)."""
+    import warnings
+
+    from sklearn.base import is_classifier
 
     try:
         usable = is_classifier(estimator) and hasattr(estimator, "predict_proba")
@@ -52,13 +58,24 @@ def validate_estimator(estimator) -> None:
     if not usable:
         raise ConfigError(f"classifier estimator must be a scikit-learn classifier with predict_proba, "
                           f"got {estimator!r}")
+    x, y = _trial_rows()
     try:
-        model = clone(estimator)
-        validate = getattr(model, "_validate_params", None)  # scikit-learn's own check, run by fit
-        if validate is not None:
-            validate()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # convergence and the like, on so few rows
+            fresh_clone(estimator, 0, len(y)).fit(x, y)
     except (ValueError, TypeError, RuntimeError) as exc:
         raise ConfigError(f"classifier estimator: {exc}") from None
+
+
+#: How many rows (half of them small) and features the fit of :func:`validate_estimator` has.
+_TRIAL_ROWS = (20, 4)
+
+
+def _trial_rows() -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic features in float32, as the classifier gives them, and labels of both classes."""
+    rows, columns = _TRIAL_ROWS
+    x = (np.arange(rows * columns, dtype=np.float32).reshape(rows, columns) * 7.0) % 11.0
+    return x, np.arange(rows) % 2 == 0
 
 
 def fresh_clone(estimator, seed: int, n_rows: int):

@@ -91,12 +91,12 @@ def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
     }
     for name in _INT_COLUMNS:
         values = column(jobs, name)
-        columns[name] = list(map(str, values if _all_int(values) else numbers(jobs, name, np.int64).tolist()))
+        columns[name] = list(map(str, values if _all_int(values) else numeric_column(jobs, name, np.int64).tolist()))
     for name in _FLOAT_COLUMNS:
-        values = numbers(jobs, name)
+        values = numeric_column(jobs, name)
         if name == "stretch" and np.isnan(values).any():  # as Batsim: turnaround / execution, even if 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = numbers(jobs, "turnaround_time") / numbers(jobs, "execution_time")
+                ratio = numeric_column(jobs, "turnaround_time") / numeric_column(jobs, "execution_time")
             values = np.where(np.isnan(values), ratio, values)
         text = _format_floats(values)
         if name in _BLANK_IF_REJECTED and rejected is not None:
@@ -170,9 +170,9 @@ def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float =
     """
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     done = state != REJECTED
-    submit = numbers(jobs, "submission_time")[done]
-    start = numbers(jobs, "starting_time")[done]
-    runtime = numbers(jobs, "execution_time")[done]
+    submit = numeric_column(jobs, "submission_time")[done]
+    start = numeric_column(jobs, "starting_time")[done]
+    runtime = numeric_column(jobs, "execution_time")[done]
     nb_jobs, nb_finished = len(state), int(done.sum())
     nb_success = int((state == SUCCESS).sum())
     wait = start - submit
@@ -238,7 +238,7 @@ def column(jobs: JobsTable, name: str) -> list:
     return values if isinstance(values, list) else values.tolist()
 
 
-def numbers(jobs: JobsTable, name: str, dtype: type = np.float64) -> np.ndarray:
+def numeric_column(jobs: JobsTable, name: str, dtype: type = np.float64) -> np.ndarray:
     """Column ``name`` of a jobs table as a numpy array (missing values NaN)."""
     return np.asarray(jobs[name], dtype=dtype)
 

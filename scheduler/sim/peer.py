@@ -12,10 +12,10 @@ from typing import Callable, Sequence
 
 import zmq
 
-from scheduler.batsim.protocol import BatsimCodec
-from scheduler.core.events import Event
+from scheduler.batsim.batsim_codec import BatsimCodec
+from scheduler.core.events import KILLED, Event
 from scheduler.errors import ProtocolError
-from scheduler.sim.engine import KILLED, BatsimEngine, SimulationOptions, SimulationResult, TimedReply
+from scheduler.sim.engine import BatsimEngine, SimulationOptions, SimulationResult, TimedReply
 from scheduler.workloads.model import Workload
 
 

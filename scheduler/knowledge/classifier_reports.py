@@ -1,0 +1,95 @@
+"""The classifier's reports, read from its state: predictions, weekly quality and feature importances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scheduler.knowledge.classifier_file import ClassifierError
+from scheduler.knowledge.confusion import RATES, quality
+
+
+class ClassifierReports:
+    """The reports of :class:`~scheduler.knowledge.classifier.JobClassifier` (a base class of it: the methods
+    read its job table, weeks and importances)."""
+
+    def _current_rows(self) -> np.ndarray:
+        """Table rows of the jobs classified in the current run."""
+        return np.flatnonzero((self._jobs.column("week") >= 0) & (self._jobs.column("run") == self._run))
+
+    def predictions(self) -> pd.DataFrame:
+        """One row per classified job, in submission order.
+
+        Columns: ``job_id``, ``week``, ``predicted_small`` (small or uncertain: the jobs ahead of Q,
+        watched by the safeguard), ``uncertain``, ``p_small`` (the model's
+        probability; NaN without a model), ``divider`` (in force at classification),
+        ``runtime`` and ``actual_small`` (runtime < divider; NA until the job completes or
+        while the divider is undefined).
+        """
+        jobs = self._jobs
+        rows = self._current_rows()
+        runtime = jobs.column("runtime")[rows]
+        divider = jobs.column("divider")[rows]
+        known = ~np.isnan(runtime) & ~np.isnan(divider)
+        actual = pd.array(np.where(known, runtime < divider, False), dtype="boolean")
+        actual[~known] = pd.NA
+        return pd.DataFrame({
+            "job_id": [jobs.ids[r] for r in rows],
+            "week": jobs.column("week")[rows],
+            "predicted_small": jobs.column("predicted")[rows].astype(bool),
+            "uncertain": jobs.column("uncertain")[rows].astype(bool),
+            "p_small": jobs.column("p_small")[rows],
+            "divider": divider,
+            "runtime": runtime,
+            "actual_small": actual,
+        })
+
+    def weekly_report(self) -> pd.DataFrame:
+        """One row per week in which the classifier was used or retrained.
+
+        Columns: ``week``, ``week_start``, ``divider``, ``training_size``,
+        ``training_small`` (training jobs labelled small), ``refit`` (a new model was
+        fitted), ``model`` (a model was in use), ``n_predicted``, ``n_predicted_small``,
+        ``n_known`` (predicted jobs whose class is known), and, over the known ones,
+        ``accuracy``, ``precision``, ``recall``, ``false_small_rate``, ``false_large_rate``.
+        """
+        weeks = pd.DataFrame(self._weeks).drop_duplicates("week", keep="last").set_index("week")
+        counts = self._confusion_by_week()
+        rates = pd.DataFrame([quality(*row) for row in counts[["tp", "fp", "fn", "tn"]].itertuples(index=False)],
+                             index=counts.index, columns=list(RATES))
+        stats = counts[["n_predicted", "n_predicted_small", "n_known"]].join(rates)
+        report = weeks.join(stats, how="outer")
+        for name in ("n_predicted", "n_predicted_small", "n_known", "training_size", "training_small"):
+            report[name] = report[name].fillna(0).astype(np.int64)
+        return report.reset_index()
+
+    def summary(self) -> dict[str, float]:
+        """:func:`quality` over every classified job whose class is known."""
+        counts = self._confusion_by_week()
+        return quality(*(int(counts[name].sum()) for name in ("tp", "fp", "fn", "tn")))
+
+    def _confusion_by_week(self) -> pd.DataFrame:
+        """Per week of classification: jobs predicted, predicted small, of known class, and the confusion
+        counts (small = positive) over the known ones."""
+        preds = self.predictions()
+        predicted = preds["predicted_small"].to_numpy()
+        known = preds["actual_small"].notna().to_numpy()
+        actual = preds["actual_small"].to_numpy(dtype=bool, na_value=False)
+        columns = {"n_predicted": np.ones(len(preds), dtype=np.int64), "n_predicted_small": predicted,
+                   "n_known": known, "tp": known & predicted & actual, "fp": known & predicted & ~actual,
+                   "fn": known & ~predicted & actual, "tn": known & ~predicted & ~actual}
+        return pd.DataFrame(columns).astype(np.int64).groupby(preds["week"].to_numpy()).sum().rename_axis("week")
+
+    def feature_importances(self) -> pd.DataFrame:
+        """The forest's Gini importances for each week it was used (rows: week; columns: features)."""
+        weeks = [w for w, _ in self._importances]
+        values = np.array([v for _, v in self._importances], dtype=np.float64).reshape(-1, len(self.feature_names))
+        return pd.DataFrame(values, index=pd.Index(weeks, name="week"), columns=self.feature_names)
+
+    def feature_table(self) -> pd.DataFrame:
+        """The feature vector each classified job had at its classification (index: job id)."""
+        if self._log is None:
+            raise ClassifierError(f"classifier: method {self.method!r} computes no features")
+        rows = self._current_rows()
+        return pd.DataFrame(self._jobs.matrix("features", rows).astype(np.float64), columns=self.feature_names,
+                            index=pd.Index([self._jobs.ids[r] for r in rows], name="job_id"))
