@@ -42,6 +42,29 @@ def test_requested_clairvoyant_constant():
     assert p.estimate(j) == 500
 
 
+def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
+    from scheduler.core.names import split_argument
+    from scheduler.knowledge.estimates import get_estimates, runtime_knowledge
+    from scheduler.knowledge.predictors import PREDICTORS
+
+    long = job(2, walltime=500, runtime=900)
+    assert (long.capped_runtime, job(3, walltime=-1, runtime=900).capped_runtime, job(4, runtime=None).capped_runtime) \
+        == (500, 900, None)
+    assert get_estimates("clairvoyant").estimate(long) == get_predictor("clairvoyant").predict(long, 0) == 500
+    assert get_estimates("clairvoyant").estimate(job(4, runtime=None)) is None  # an estimate may be unknown...
+    assert get_predictor("clairvoyant").predict(job(4, walltime=700, runtime=None), 0) == 700  # a prediction not
+    knowledge, predictions = runtime_knowledge("clairvoyant", "requested", "requested")
+    assert knowledge.name == "clairvoyant" and predictions is None
+    knowledge, predictions = runtime_knowledge("requested", "sbh-noest", "doubling")
+    assert knowledge is predictions and knowledge.name == "sbh-noest+doubling"
+    # every predictor carries its registry name (easy++ is EASY++'s name for ave2)
+    for name in PREDICTORS:
+        assert get_predictor(name).name == ("ave2" if name == "easy++" else name)
+    assert split_argument("Score:Theta.json") == ("score", "Theta.json") and split_argument("sbh") == ("sbh", None)
+    with pytest.raises(ConfigError, match="only constant takes an argument"):
+        get_predictor("ave2:3")
+
+
 def test_ave2_after_tsafrir():
     """Tsafrir et al.: the mean runtime of the user's last two jobs, the only one's runtime with one,
     p̃ with none; capped at p̃."""
