@@ -157,6 +157,7 @@ def test_eloss_features_follow_the_user():
         job(4, user=7, subtime=0.0), 0.0)[7:14].tolist() == [0] * 7
 
 
+@pytest.mark.slow
 def test_nag_is_invariant_to_feature_scales():
     rng = np.random.default_rng(3)
     scales = np.array([1.0, 1e-4, 1e6, 37.0])
@@ -273,6 +274,7 @@ def small_workload():
     return generate(300, weeks=0.5, nb_res=32, seed=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("correction", ["requested", "incremental"])
 def test_easy_plus_plus_end_to_end(small_workload, correction):
     result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus(correction=correction))
@@ -311,6 +313,7 @@ def test_clairvoyant_predictor_equals_clairvoyant_estimates(small_workload):
     assert list(a.jobs.starting_time) == list(b.jobs.starting_time)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("predictor", ["ruh", "sbh", "eloss", "constant:60"])
 def test_other_predictors_run(small_workload, predictor):
     result, core = simulate(small_workload, SchedulerConfig(predictor=predictor, correction="doubling",

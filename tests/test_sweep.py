@@ -53,6 +53,7 @@ def ci_sample(tmp_path_factory):
     return results, printed.getvalue()
 
 
+@pytest.mark.slow
 def test_ci_sample_sweep_end_to_end(ci_sample, capsys):
     results, out = ci_sample
     assert "6 runs: 6 done, 0 skipped" in out and "sweep overhead" in out
@@ -75,6 +76,7 @@ def test_ci_sample_sweep_end_to_end(ci_sample, capsys):
     assert "0 done, 6 skipped" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_resume_reruns_only_the_affected_runs(tmp_path):
     results = tmp_path / "results"
     first = run_sweep(tiny_config(tmp_path), results, workers=0)
@@ -235,6 +237,7 @@ def dask_cluster(tmp_path):
                     process.wait()
 
 
+@pytest.mark.slow
 def test_ci_sample_sweep_on_a_dask_cluster_of_processes_equals_the_local_sweep(dask_cluster, ci_sample, tmp_path,
                                                                                 capsys, monkeypatch):
     local, _ = ci_sample
