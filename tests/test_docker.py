@@ -382,6 +382,7 @@ def test_the_compose_client_accepts_every_setup(setup, tmp_path):
     assert set(services) == expected
 
 
+@pytest.mark.slow
 def test_the_compose_file_matches_the_compose_spec_schema():
     yaml = pytest.importorskip("yaml")
     jsonschema = pytest.importorskip("jsonschema")
@@ -398,6 +399,7 @@ def test_the_compose_file_matches_the_compose_spec_schema():
     assert list(validator.iter_errors(document))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setup", SETUPS)
 def test_the_stand_in_parser_agrees_with_the_compose_client(setup, tmp_path):
     if not compose_cli():

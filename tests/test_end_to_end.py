@@ -62,6 +62,7 @@ def test_served_run_equals_the_in_process_run(sample, policy):
     assert served["stats"].core.config.policy == policy
 
 
+@pytest.mark.slow
 def test_sched_config_from_batsim_sets_the_policy():
     from scheduler.sim.engine import SimulationOptions
 
@@ -81,6 +82,7 @@ def test_a_scheduler_that_disappears_gives_a_clear_error():
         run_peer(make_workload([(0, 1, 10, 5)], nb_res=1), endpoint, timeout=0.5)
 
 
+@pytest.mark.slow
 def test_a_batsim_that_never_comes_gives_a_clear_error():
     with pytest.raises(ProtocolError, match=r"no Batsim connected to tcp://.* within 0\.3 s"):
         DecisionServer(free_endpoint(), timeout=0.3).run()
@@ -157,6 +159,7 @@ def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse, 
         assert resubmitted.profile.str.contains("_resubmit_").all()
 
 
+@pytest.mark.slow
 def test_the_safeguard_without_dynamic_jobs_fails_at_simulation_begins():
     workload = generate(50, weeks=0.2, nb_res=8, seed=1)
     endpoint = free_endpoint()

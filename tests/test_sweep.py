@@ -102,6 +102,7 @@ def test_resume_reruns_only_the_affected_runs(tmp_path):
     assert set(statuses(forced).values()) == {"done"}
 
 
+@pytest.mark.slow
 def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
     config = {
         "name": "broken",
@@ -319,6 +320,7 @@ def test_the_log_reports_each_trace_s_cleaning(tmp_path):
     assert any(line.startswith("trace tiny: ") and "res>nb_res" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
     from scheduler.knowledge.classifier import JobClassifier
 
