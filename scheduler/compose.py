@@ -19,7 +19,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.core.policies import Policy, get_policy, score_file
 from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
-from scheduler.knowledge.estimates import get_estimates
+from scheduler.knowledge.estimates import runtime_knowledge
 from scheduler.parts import Classifier, Parts
 from scheduler.plugins import is_builtin, make_algorithm, make_estimator, make_policy, source_file
 
@@ -38,16 +38,13 @@ def build_core(config: SchedulerConfig | None = None, classifier: Classifier | N
 
 def build_parts(config: SchedulerConfig) -> Parts:
     """The parts ``config`` asks for (reading its θ and model files)."""
-    predictions = None
-    if config.uses_predictor:
-        from scheduler.knowledge.predictors import make_predictions
-
-        predictions = make_predictions(config.predictor, config.correction, config.predictor_options)
+    knowledge, predictions = runtime_knowledge(config.estimates, config.predictor, config.correction,
+                                               config.predictor_options)
     return Parts(
         policy=load_policy(config.policy, config.policy_options),
         backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
         algorithm=make_algorithm(config.algorithm, config.algorithm_options),
-        knowledge=predictions if predictions is not None else get_estimates(config.estimates),
+        knowledge=knowledge,
         predictions=predictions,
         classifier=classifier_starter(config),
     )

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from scheduler.core.names import split_argument
 from scheduler.core.policies import policy_names
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
@@ -170,7 +171,7 @@ def _predictor(value: Any) -> str:
         name = check_predictor_name(_text(value))
     except ConfigError as exc:
         raise ValueError(str(exc).removeprefix("predictor: ")) from None
-    base, _, constant = name.partition(":")
+    base, constant = split_argument(name)
     if constant and not 0 < float(constant) < math.inf:
         raise ValueError(f"{base}:C needs a positive number of seconds C, got {value!r}")
     return name

@@ -42,18 +42,26 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
 - ``nb_kills`` and ``wasted_core_seconds``; the same keys with a ``_<class>`` suffix per class when
   the jobs carry one (a ``class`` column, or ``class=...`` in the metadata; a job's class is the
   first one its attempts carry).
+
+**The registry.** Every aggregate is one :class:`Metric` of :data:`METRICS`: its key, how it is computed
+from a :class:`JobSet`, and how it is shown (its row in ``simulate``'s table, its column in the report's
+costs table). :func:`summarize`, ``simulate``'s table, ``report`` (:mod:`scheduler.experiments.collect`
+and :mod:`scheduler.experiments.report`) all read it: a new metric is one entry (:func:`register`).
 """
 
 from __future__ import annotations
 
 import math
-
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from scheduler.core.events import REJECTED, SUCCESS
+from scheduler.knowledge.choices import JobClass
 from scheduler.sim.output import JobsTable, column, numeric_column, text_values
+from scheduler.values import DEFAULT_TAU
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,11 +71,11 @@ FOLDED_COLUMNS = [
     "requested_time", "final_state", "attempts", "wasted_core_seconds",
 ]
 _TEXT = {"job_id", "workload_name", "final_state"}
-_PER_CLASS_KEYS = ["nb_jobs", "mean_bsld", "max_bsld", "cumulative_bsld", "mean_wait", "max_wait",
-                   "mean_response", "nb_kills", "wasted_core_seconds"]
+#: The ``class=`` metadata of the jobs queued ahead of Q (and watched by the safeguard).
+FAST_LANE = tuple(c.value for c in JobClass if c is not JobClass.LARGE)
 
 
-def bounded_slowdown(wait, runtime, tau: float = 60.0):
+def bounded_slowdown(wait, runtime, tau: float = DEFAULT_TAU):
     """``max((wait + runtime) / max(runtime, tau), 1)``, element-wise (numbers, arrays or Series)."""
     return np.maximum((wait + runtime) / np.maximum(runtime, tau), 1.0)
 
@@ -163,7 +171,7 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     return {name: folded[name][rank] for name in names}
 
 
-def cumulative_bsld(jobs: JobsTable, tau: float = 60.0) -> pd.Series:
+def cumulative_bsld(jobs: JobsTable, tau: float = DEFAULT_TAU) -> pd.Series:
     """Running sum of bsld over completed original jobs in submission order, indexed by submission time."""
     import pandas as pd
 
@@ -173,58 +181,175 @@ def cumulative_bsld(jobs: JobsTable, tau: float = 60.0) -> pd.Series:
                      name="cumulative_bsld")
 
 
-def summarize(jobs: JobsTable, nb_machines: int | None = None, tau: float = 60.0) -> dict[str, float | int]:
-    """The aggregate metrics of a run, as a flat dict with stable keys (see the module doc).
+def summarize(jobs: JobsTable, nb_machines: int | None = None, tau: float = DEFAULT_TAU,
+              recomputed: bool = False) -> dict[str, float | int]:
+    """The aggregate metrics of a run (:data:`METRICS`), as a flat dict with stable keys (see the module doc).
 
     ``jobs`` is a ``_jobs.csv`` table (one row per attempt) or the result of :func:`fold_attempts`.
-    ``utilisation`` is NaN when ``nb_machines`` is not given.
+    ``utilisation`` is NaN when ``nb_machines`` is not given. The per-class keys follow the metrics, then,
+    with ``recomputed``, the metrics that only ``report`` computes (``Metric.summary`` false).
     """
-    folded = _folded(jobs)
-    done = _rows(folded, "completed")
-    nb_jobs, nb_done = len(folded["final_state"]), len(done["final_state"])
-    summary: dict[str, float | int] = {
-        "tau": float(tau),
-        "nb_jobs": nb_jobs,
-        "nb_attempts": int(folded["attempts"].sum()),
-        "nb_completed": nb_done,
-        "nb_success": int((folded["final_state"] == SUCCESS).sum()),
-        "nb_rejected": nb_jobs - nb_done,
-    }
-    summary.update(_aggregates(done, tau))
-    summary["nb_kills"] = int((folded["attempts"] - 1).sum())
-    summary["wasted_core_seconds"] = float(np.nansum(folded["wasted_core_seconds"]))
-    makespan = float(np.nanmax(done["finish"])) if nb_done else 0.0
-    span = makespan - float(np.nanmin(folded["submission_time"])) if nb_done else 0.0
-    summary["useful_core_seconds"] = float(np.nansum(done["runtime"] * done["res"]))
-    used = summary["useful_core_seconds"] + summary["wasted_core_seconds"]
-    summary["makespan"] = makespan
-    summary["span"] = span
-    summary["utilisation"] = used / (nb_machines * span) if nb_machines and span > 0 else math.nan
-    summary["awf"] = awf(done["wait"], done["runtime"], done["res"])
-    summary["p2sf"] = p_alpha_sf(done["wait"], done["runtime"], done["res"], 2.0)
-    if "class" in folded:
-        for name in sorted(c for c in set(folded["class"].tolist()) if c):
-            members = _rows(folded, folded["class"] == name)
-            part = _aggregates(_rows(members, "completed"), tau)
-            part["nb_jobs"] = len(members["class"])
-            part["nb_kills"] = int((members["attempts"] - 1).sum())
-            part["wasted_core_seconds"] = float(np.nansum(members["wasted_core_seconds"]))
-            summary.update({f"{key}_{name}": part[key] for key in _PER_CLASS_KEYS})
+    run = JobSet(_folded(jobs), nb_machines, tau)
+    summary = {metric.key: metric.compute(run) for metric in METRICS.values() if metric.summary}
+    if "class" in run.folded:
+        per_class = [metric for metric in METRICS.values() if metric.summary and metric.per_class]
+        for name in sorted(c for c in set(run.folded["class"].tolist()) if c):
+            members = JobSet(_rows(run.folded, run.folded["class"] == name), nb_machines, tau)
+            summary.update({f"{metric.key}_{name}": metric.compute(members) for metric in per_class})
+    if recomputed:
+        summary.update({metric.key: metric.compute(run) for metric in METRICS.values() if not metric.summary})
     return summary
 
 
-def _aggregates(done: dict[str, np.ndarray], tau: float) -> dict[str, float]:
-    """bsld, wait and response statistics of completed jobs (NaN when there are none). Waits and responses
-    skip NaN (as pandas did), bsld does not."""
-    if len(done["wait"]) == 0:
-        return {"mean_bsld": math.nan, "max_bsld": math.nan, "cumulative_bsld": 0.0, "mean_wait": math.nan,
-                "max_wait": math.nan, "mean_response": math.nan}
-    bsld = bounded_slowdown(done["wait"], done["runtime"], tau)
-    return {
-        "mean_bsld": float(bsld.mean()), "max_bsld": float(bsld.max()), "cumulative_bsld": float(bsld.sum()),
-        "mean_wait": float(np.nanmean(done["wait"])), "max_wait": float(np.nanmax(done["wait"])),
-        "mean_response": float(np.nanmean(done["response"])),
-    }
+# --- the registry of aggregate metrics ------------------------------------------------------------
+
+class JobSet:
+    """What a metric reads: folded jobs (``folded``, and ``done``: those not REJECTED, as arrays by column),
+    the machine size (None when unknown), tau, and the completed jobs' bounded slowdowns (``bsld``)."""
+
+    def __init__(self, folded: dict[str, np.ndarray], nb_machines: int | None, tau: float) -> None:
+        self.folded = folded
+        self.done = _rows(folded, "completed")
+        self.nb_machines = nb_machines
+        self.tau = tau
+
+    @cached_property
+    def bsld(self) -> np.ndarray:
+        return bounded_slowdown(self.done["wait"], self.done["runtime"], self.tau)
+
+    @cached_property
+    def small(self) -> np.ndarray:
+        """The completed jobs that are actually small: runtime below the median runtime (:attr:`divider`)."""
+        return self.done["runtime"] < self.divider
+
+    @cached_property
+    def divider(self) -> float:
+        return float(np.median(self.done["runtime"])) if len(self.done["runtime"]) else math.nan
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One aggregate metric of :data:`METRICS`.
+
+    ``compute`` gives its value from a :class:`JobSet`. ``label`` is its row in ``simulate``'s results table
+    (``{tau:g}`` is replaced by the run's tau; None: no row), its value shown with ``digits`` decimals and
+    ``unit``. ``report`` is its column header in the report's costs table (None: not there), placed by
+    ``report_rank``. ``per_class``: also computed per class of the jobs (``KEY_CLASS``). ``summary`` false:
+    only ``report`` computes it (it needs what a run's summary does not keep), after the per-class keys.
+    """
+
+    key: str
+    compute: Callable[[JobSet], float | int]
+    label: str | None = None
+    unit: str = ""
+    digits: int = 0
+    report: str | None = None
+    report_rank: float = math.inf
+    per_class: bool = False
+    summary: bool = True
+
+    def show(self, value: float, tau: float = DEFAULT_TAU) -> tuple[str, str]:
+        """The row of ``simulate``'s table: (label, value with its unit)."""
+        return self.label.format(tau=tau), f"{value:.{self.digits}f}" + (f" {self.unit}" if self.unit else "")
+
+
+#: Every aggregate metric, by key, in the order of a summary's keys.
+METRICS: dict[str, Metric] = {}
+
+
+def register(metric: Metric) -> Metric:
+    """Add ``metric`` to :data:`METRICS` (after the others)."""
+    METRICS[metric.key] = metric
+    return metric
+
+
+def report_columns() -> list[Metric]:
+    """The metrics with a column in the report's costs table (``Metric.report``), in their order there."""
+    return sorted((metric for metric in METRICS.values() if metric.report), key=lambda metric: metric.report_rank)
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else math.nan
+
+
+def _nan_mean(values: np.ndarray) -> float:
+    """The mean skipping NaN (as pandas did), NaN when there is no value."""
+    return float(np.nanmean(values)) if len(values) else math.nan
+
+
+def _nan_max(values: np.ndarray) -> float:
+    return float(np.nanmax(values)) if len(values) else math.nan
+
+
+def _makespan(run: JobSet) -> float:
+    return float(np.nanmax(run.done["finish"])) if len(run.done["finish"]) else 0.0
+
+
+def _span(run: JobSet) -> float:
+    return _makespan(run) - float(np.nanmin(run.folded["submission_time"])) if len(run.done["finish"]) else 0.0
+
+
+def _useful(run: JobSet) -> float:
+    return float(np.nansum(run.done["runtime"] * run.done["res"]))
+
+
+def _wasted(run: JobSet) -> float:
+    return float(np.nansum(run.folded["wasted_core_seconds"]))
+
+
+def _utilisation(run: JobSet) -> float:
+    used, span = _useful(run) + _wasted(run), _span(run)
+    return used / (run.nb_machines * span) if run.nb_machines and span > 0 else math.nan
+
+
+def _actual(name: str) -> list[Metric]:
+    """The metrics of the actually small (or large) completed jobs, against the median runtime."""
+    def mask(run: JobSet) -> np.ndarray:
+        return run.small if name == "small" else ~run.small
+
+    def mean(values: Callable[[JobSet], np.ndarray]) -> Callable[[JobSet], float]:
+        return lambda run: float(values(run)[mask(run)].mean()) if mask(run).any() else math.nan
+
+    return [Metric(f"nb_jobs_actual_{name}", lambda run: int(mask(run).sum()), summary=False),
+            Metric(f"mean_bsld_actual_{name}", mean(lambda run: run.bsld), summary=False),
+            Metric(f"mean_wait_actual_{name}", mean(lambda run: run.done["wait"]), summary=False)]
+
+
+for _metric in [
+    Metric("tau", lambda run: float(run.tau)),
+    Metric("nb_jobs", lambda run: len(run.folded["final_state"]), per_class=True),
+    Metric("nb_attempts", lambda run: int(run.folded["attempts"].sum())),
+    Metric("nb_completed", lambda run: len(run.done["final_state"])),
+    Metric("nb_success", lambda run: int((run.folded["final_state"] == SUCCESS).sum())),
+    Metric("nb_rejected", lambda run: len(run.folded["final_state"]) - len(run.done["final_state"])),
+    Metric("mean_bsld", lambda run: _mean(run.bsld), "mean bsld (tau={tau:g}s)", digits=2, per_class=True),
+    Metric("max_bsld", lambda run: float(run.bsld.max()) if len(run.bsld) else math.nan, per_class=True),
+    Metric("cumulative_bsld", lambda run: float(run.bsld.sum()), per_class=True),
+    Metric("mean_wait", lambda run: _nan_mean(run.done["wait"]), "mean wait", "s", report="mean wait",
+           report_rank=3, per_class=True),
+    Metric("max_wait", lambda run: _nan_max(run.done["wait"]), "max wait", "s", report="max wait", report_rank=4,
+           per_class=True),
+    Metric("mean_response", lambda run: _nan_mean(run.done["response"]), "mean response (AF)", "s", per_class=True),
+    Metric("nb_kills", lambda run: int((run.folded["attempts"] - 1).sum()), per_class=True),
+    Metric("wasted_core_seconds", _wasted, per_class=True),
+    Metric("useful_core_seconds", _useful),
+    Metric("makespan", _makespan, "makespan", "s"),
+    Metric("span", _span),
+    Metric("utilisation", _utilisation, "utilisation", digits=3, report="utilisation", report_rank=5),
+    Metric("awf", lambda run: awf(run.done["wait"], run.done["runtime"], run.done["res"]), "AWF", "s",
+           report="AWF", report_rank=1),
+    Metric("p2sf", lambda run: p_alpha_sf(run.done["wait"], run.done["runtime"], run.done["res"], 2.0), "P2SF",
+           "s", report="P2SF", report_rank=2),
+    # Only report computes these: the actual classes split the jobs at the median runtime of the whole run.
+    Metric("class_divider", lambda run: run.divider, summary=False),
+    *_actual("small"),
+    *_actual("large"),
+    Metric("wasted_fraction", lambda run: _wasted(run) / _useful(run) if _useful(run) > 0 else math.nan,
+           summary=False),
+    Metric("nb_predicted_small", lambda run: int(np.isin(run.folded["class"], FAST_LANE).sum())
+           if "class" in run.folded else 0, summary=False),
+]:
+    register(_metric)
 
 
 def _folded(jobs: JobsTable) -> dict[str, np.ndarray]:

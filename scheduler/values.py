@@ -16,6 +16,9 @@ MAX_SECONDS = 2.0 ** 33
 MAX_INTEGER = 2 ** 53
 #: The largest machine: 2**24 processors (16.7 million; the largest machines have about 10 million cores).
 MAX_MACHINES = 2 ** 24
+#: The bounded slowdown's threshold tau by default, in seconds (``scheduler.metrics``); 10 s compares with
+#: Gaussier et al.
+DEFAULT_TAU = 60.0
 
 
 def is_number(value: Any) -> bool:

@@ -45,6 +45,7 @@ def test_fcfs_keeps_the_order_of_any_policy():
     assert starts(result) == {"0": 0, "2": 100, "3": 110, "1": 120}
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(workloads())
 def test_fcfs_starts_jobs_in_submission_order(workload):
@@ -54,6 +55,7 @@ def test_fcfs_starts_jobs_in_submission_order(workload):
     assert (jobs.starting_time >= jobs.submission_time).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("options", [{}, {"predictor": "ave2", "correction": "incremental"},
                                      {"probe_threshold": 0.02, "divider_estimates": "all"}],
@@ -142,6 +144,7 @@ def test_filler_starts_whatever_fits_and_reserves_nothing():
     assert starts(simulate(workload, SchedulerConfig(algorithm="easy"))[0]) == {"0": 0, "1": 10, "2": 20}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", [name for name in ALGORITHMS if name != "easy"])
 def test_served_algorithms_equal_the_in_process_run(algorithm):
     workload = generate(300, weeks=0.5, nb_res=16, seed=7)

@@ -78,6 +78,7 @@ def test_delay_profile_names():
     assert delay_profile_names([3477, 12.5, 1.0]).tolist() == ["delay_3477", "delay_12.5", "delay_1"]
 
 
+@pytest.mark.slow
 def test_reference_kth_workload_reads_exactly():
     path = shared("reference-schedules/KTH-SP2/workload.json.gz")
     with gzip.open(path, "rt") as text:
@@ -93,6 +94,7 @@ def test_reference_kth_workload_reads_exactly():
     assert jobs["runtime"].tolist() == [delays[p] for p in expected["profile"]]
 
 
+@pytest.mark.slow
 def test_kth_conversion_gives_the_reference_jobs():
     reference = read_batsim_json(shared("reference-schedules/KTH-SP2/workload.json.gz")).jobs
     converted = convert_swf(shared("workloads/KTH-SP2-1996-2.1-cln.swf.gz"))[0].jobs

@@ -108,6 +108,7 @@ def test_the_estimator_is_cloned_at_each_retrain_with_the_seed_and_packed_when_a
     pd.testing.assert_frame_equal(loaded.predictions(), clf.predictions())
 
 
+@pytest.mark.slow
 def test_any_other_estimator_answers_through_predict_proba_and_cannot_be_saved(tmp_path):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -135,6 +136,7 @@ def test_a_bad_estimator_is_refused_at_construction_naming_the_parameter(estimat
         JobClassifier(estimator=estimator)
 
 
+@pytest.mark.slow
 def test_the_oracle_computes_no_features_and_does_not_import_scikit_learn():
     oracle = run(JobClassifier(method="oracle", **FAST), events_of(synthetic_jobs(n=100, weeks=2)))
     with pytest.raises(ClassifierError, match="computes no features"):
@@ -204,6 +206,7 @@ def test_training_window_is_capped_and_history_only_jobs_are_not_trained_on():
     assert "w0!never-classified" not in set(clf.predictions().job_id)
 
 
+@pytest.mark.slow
 def test_same_seed_same_answers_and_idempotent_classify():
     jobs = synthetic_jobs(seed=4)
     a = run(JobClassifier(seed=3, **FAST), events_of(jobs)).predictions()
@@ -273,6 +276,7 @@ def naive_features(jobs: list[Job], events, clf: JobClassifier, mode: str) -> pd
     return pd.DataFrame.from_dict(rows, orient="index", columns=table.columns[len(STATIC_FEATURES):])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["live", "paper"])
 def test_online_features_equal_a_recomputation_from_the_visible_history(mode):
     jobs = synthetic_jobs(n=250, weeks=3, seed=7)
@@ -286,6 +290,7 @@ def test_online_features_equal_a_recomputation_from_the_visible_history(mode):
         assert (visible_counts.diff().dropna() >= 0).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["live", "paper"])
 def test_a_jobs_features_and_class_ignore_its_own_and_future_runtimes(mode):
     jobs = synthetic_jobs(n=300, weeks=3, seed=11)
@@ -356,6 +361,7 @@ def test_classification_metrics_are_scikit_learns():
 
 # --- persistence -----------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["live", "paper"])
 def test_save_and_load_continue_exactly(tmp_path, mode):
     jobs = synthetic_jobs(seed=9)
@@ -373,6 +379,7 @@ def test_save_and_load_continue_exactly(tmp_path, mode):
     pd.testing.assert_frame_equal(original.feature_table(), loaded.feature_table())
 
 
+@pytest.mark.slow
 def test_a_saved_model_starts_a_new_simulation(tmp_path):
     jobs = synthetic_jobs(seed=12)
     events = events_of(jobs)
@@ -429,6 +436,7 @@ def test_load_rejects_corrupt_and_foreign_files(tmp_path):
         JobClassifier.load(tmp_path / "missing.bin")
 
 
+@pytest.mark.slow
 def test_the_probability_threshold_is_a_scheduling_option():
     workload = generate(900, weeks=3, nb_res=32, seed=5)
     small = {}
@@ -469,6 +477,7 @@ def test_the_probe_threshold_lies_below_the_threshold(bad):
         JobClassifier(**bad, **FAST)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ["no-false-large", "no-false-small", "no-blind-week"])
 def test_a_partial_oracle_removes_one_kind_of_error_and_nothing_else(oracle):
     jobs = synthetic_jobs(seed=3)
@@ -498,6 +507,7 @@ def test_a_partial_oracle_needs_the_forest():
         SchedulerConfig(classifier="oracle", partial_oracle="no-false-small")
 
 
+@pytest.mark.slow
 def test_no_blind_week_runs_under_the_safeguard_from_the_first_week():
     config = SchedulerConfig.variant("classification-idempotent", partial_oracle="no-blind-week")
     workload = generate(600, weeks=3, nb_res=32, seed=2, load=0.8)

@@ -66,6 +66,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=case_name)
 def test_the_classifier_decides_as_recorded(case):
     jobs, predictions = outputs(case)

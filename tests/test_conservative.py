@@ -9,6 +9,7 @@ slices after every message.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest import MonkeyPatch
@@ -138,6 +139,7 @@ class Lockstep:
         return decisions
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf", "lqf"]),
        st.sampled_from([{"estimates": "requested"}, {"estimates": "clairvoyant"},

@@ -371,6 +371,7 @@ SETUPS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setup", SETUPS)
 def test_the_compose_client_accepts_every_setup(setup, tmp_path):
     if not compose_cli():
@@ -381,6 +382,7 @@ def test_the_compose_client_accepts_every_setup(setup, tmp_path):
     assert set(services) == expected
 
 
+@pytest.mark.slow
 def test_the_compose_file_matches_the_compose_spec_schema():
     yaml = pytest.importorskip("yaml")
     jsonschema = pytest.importorskip("jsonschema")
@@ -397,6 +399,7 @@ def test_the_compose_file_matches_the_compose_spec_schema():
     assert list(validator.iter_errors(document))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setup", SETUPS)
 def test_the_stand_in_parser_agrees_with_the_compose_client(setup, tmp_path):
     if not compose_cli():
@@ -552,6 +555,7 @@ def containers(tmp_path):
         group.stop_all()
 
 
+@pytest.mark.slow
 def test_the_sample_experiment_runs_from_the_container_commands(containers, tmp_path):
     # `--profile embedded up`: prepare, then Batsim (here its stand-in) and the embedded engine,
     # each against its own scheduler, both at once
@@ -575,6 +579,7 @@ def test_the_sample_experiment_runs_from_the_container_commands(containers, tmp_
     assert "3000 completed" in run.log("scheduler")
 
 
+@pytest.mark.slow
 def test_the_safeguard_env_file_gives_batsim_the_dynamic_job_flags(containers, tmp_path):
     from scheduler.workloads.batsim_json import write_batsim_json
     from scheduler.workloads.synthetic import generate
@@ -598,6 +603,7 @@ def test_the_safeguard_env_file_gives_batsim_the_dynamic_job_flags(containers, t
     assert len(re.findall(r"^\d+#1,", jobs, re.M)) == (int(killed.group(1)) if killed else 0)
 
 
+@pytest.mark.slow
 def test_prepare_converts_a_trace_and_names_what_is_missing(containers, tmp_path):
     run = containers(compose_model((), None, {"WORKLOAD": "tiny.json", "PLATFORM": "small-16.xml"}, tmp_path))
     (run.data / "workloads").mkdir(parents=True)

@@ -47,6 +47,7 @@ def exact(request):
     return workload, *mean_bsld(workload, SchedulerConfig.easy_plus_plus())
 
 
+@pytest.mark.slow
 def test_ave2_is_exact_on_repeating_users(exact):
     workload, _, result, core = exact
     preds = core.predictions
@@ -60,6 +61,7 @@ def test_ave2_is_exact_on_repeating_users(exact):
         assert first == (jobs.execution_time[job_id] if known else jobs.requested_time[job_id])
 
 
+@pytest.mark.slow
 def test_easy_plus_plus_beats_easy_where_predictions_are_exact(exact):
     workload, easy_plus_plus, _, _ = exact
     easy, _, _ = mean_bsld(workload, SchedulerConfig())
@@ -68,6 +70,7 @@ def test_easy_plus_plus_beats_easy_where_predictions_are_exact(exact):
     assert easy_plus_plus < sjbf  # the predictions, not SJBF alone
 
 
+@pytest.mark.slow
 def test_erratic_users_miss_once_and_regular_users_never():
     workload = repeating_users(2000, 64, erratic=0.5, seed=3)
     erratic = set("w0!" + workload.jobs.id[workload.jobs.user <= 15])

@@ -1,5 +1,6 @@
 """Property tests of EASY backfilling on random small workloads."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def check_schedule(workload, result):
         assert used <= NB_MACHINES
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(workloads(), st.sampled_from(["requested", "clairvoyant"]))
 def test_easy_fcfs_never_delays_a_reservation(workload, estimates):
@@ -77,6 +79,7 @@ def test_easy_fcfs_never_delays_a_reservation(workload, estimates):
         assert reserved == sorted(reserved, reverse=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(workloads(), st.sampled_from(["spf", "saf", "sqf", "wfp", "lpf"]),
        st.sampled_from([None, 20.0]))
@@ -85,6 +88,7 @@ def test_every_policy_gives_a_valid_schedule(workload, policy, threshold):
     check_schedule(workload, result)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(workloads())
 def test_runs_are_deterministic(workload):

@@ -48,6 +48,7 @@ def sample():
     return load_workload(REPO / "workloads" / "sample.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["fcfs", "saf"])
 def test_served_run_equals_the_in_process_run(sample, policy):
     endpoint = free_endpoint()
@@ -61,6 +62,7 @@ def test_served_run_equals_the_in_process_run(sample, policy):
     assert served["stats"].core.config.policy == policy
 
 
+@pytest.mark.slow
 def test_sched_config_from_batsim_sets_the_policy():
     from scheduler.sim.engine import SimulationOptions
 
@@ -72,6 +74,7 @@ def test_sched_config_from_batsim_sets_the_policy():
     assert served["stats"].core.config.policy == "spf"
 
 
+@pytest.mark.slow
 def test_a_scheduler_that_disappears_gives_a_clear_error():
     endpoint = free_endpoint()  # nobody listens there
     with pytest.raises(ProtocolError, match=r"no reply from the scheduler at .* within 0\.5 s \(message 1\): is a "
@@ -79,6 +82,7 @@ def test_a_scheduler_that_disappears_gives_a_clear_error():
         run_peer(make_workload([(0, 1, 10, 5)], nb_res=1), endpoint, timeout=0.5)
 
 
+@pytest.mark.slow
 def test_a_batsim_that_never_comes_gives_a_clear_error():
     with pytest.raises(ProtocolError, match=r"no Batsim connected to tcp://.* within 0\.3 s"):
         DecisionServer(free_endpoint(), timeout=0.3).run()
@@ -115,6 +119,7 @@ def workloads(draw):
     return make_workload(jobs, nb_res=5)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf", "wfp"]))
 def test_replies_through_the_protocol_are_always_valid(workload, policy):
@@ -130,6 +135,7 @@ IDEMPOTENT = {"classifier": "rf", "safeguard": "kill", "policy": "spf"}
 PROBING = {"classifier": "rf", "safeguard": "kill", "probe_threshold": 0.02, "divider_estimates": "all"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile_reuse, options", [(True, IDEMPOTENT), (False, IDEMPOTENT), (True, PROBING)])
 def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse, options):
     from scheduler.sim.engine import SimulationOptions
@@ -153,6 +159,7 @@ def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse, 
         assert resubmitted.profile.str.contains("_resubmit_").all()
 
 
+@pytest.mark.slow
 def test_the_safeguard_without_dynamic_jobs_fails_at_simulation_begins():
     workload = generate(50, weeks=0.2, nb_res=8, seed=1)
     endpoint = free_endpoint()
@@ -163,6 +170,7 @@ def test_the_safeguard_without_dynamic_jobs_fails_at_simulation_begins():
     assert "--enable-dynamic-jobs" in str(served["error"])
 
 
+@pytest.mark.slow
 def test_serve_exports_what_it_learnt(tmp_path):
     """``serve -e PREFIX`` writes the classifier's and the predictor's reports beside Batsim's output."""
     workload = generate(400, weeks=2, nb_res=16, seed=4)

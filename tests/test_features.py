@@ -157,6 +157,7 @@ def logged(entries, divider: float) -> tuple[CompletionLog, list]:
     return log, snapshots
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=40),
        st.floats(1, 60), st.floats(1, 60), st.integers(0, 3), st.integers(0, 2))

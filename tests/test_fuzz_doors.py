@@ -151,6 +151,7 @@ def check_run(prefix: Path, jobs: int) -> None:
 
 # --- door 1: SWF traces -----------------------------------------------------------------------
 
+@pytest.mark.slow
 @FUZZ
 @given(text=swf_texts(), packing=st.sampled_from(["plain"] * 6 + ["gzip"] * 2 + ["gzip name, plain data", "truncated gzip"]),
        command=st.sampled_from(["simulate", "simulate", "convert", "simulate --skip-bad-lines",
@@ -239,6 +240,7 @@ def json_workloads(draw) -> str:
     return text
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=json_workloads(), options=st.sampled_from([[], [], ["--policy", "spf"], ["--variant", "class-clairvoyant"],
                                                       ["--nb-res", "4"], ["--algorithm", "fcfs"]]))
@@ -334,6 +336,7 @@ def serve_in_process(messages: list[bytes], options: dict) -> tuple[list[bytes],
         batsim.close()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(messages=message_streams(), options=st.sampled_from([{}, {"policy": "spf"}, {"classifier": "oracle"},
                                                              {"classifier": "rf"}, {"predictor": "ave2"}]))

@@ -147,6 +147,7 @@ jobs_strategy = st.lists(
     min_size=1, max_size=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(jobs_strategy)
 def test_without_lineage_folding_keeps_every_job(rows):
@@ -168,6 +169,7 @@ def test_without_lineage_folding_keeps_every_job(rows):
     assert min(w for _, w, _, _ in rows) - 1e-9 <= summary["p2sf"] <= max(flows) + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, bsld10, bsld60, mean_wait, max_wait", [
     ("batsched_easy_bf_jobs.csv.gz", 81.7, 28.7, 6627, 262194),
     ("batsched_easy_bf_fast_jobs.csv.gz", 96.5, 31.5, 8299, 307523),

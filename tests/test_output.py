@@ -43,6 +43,7 @@ def reference(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REFERENCE_JOBS + [FIXTURE], ids=lambda p: f"{p.parent.name}/{p.name}")
 @pytest.mark.parametrize("reader", ["read_jobs_csv", "pandas"])
 def test_jobs_csv_round_trip_is_byte_identical(path, reader, tmp_path):
@@ -142,6 +143,7 @@ def test_write_schedule_csv_format(tmp_path):
         write_schedule_csv(tmp_path / "x.csv", {k: v for k, v in row.items() if k != "makespan"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REFERENCE_JOBS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_schedule_summary_reproduces_batsim(path, tmp_path):
     path = reference(path)

@@ -113,6 +113,7 @@ class Bar:
 BARS: list[Bar] = []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workload, variant", [(SAMPLE, "base"), ("small", "classification-probing")])
 def test_the_progress_bar_advances_to_the_job_count(workload, variant, tmp_path, monkeypatch):
     """The bar stayed at 0/3000: completions were counted outside the window the loop watched. With the

@@ -64,6 +64,7 @@ def test_each_example_loads_from_its_file_outside_the_package():
     assert SchedulerConfig(algorithm=LOOKAHEAD).algorithm_options == {"depth": 5}  # its defaults, filled in
 
 
+@pytest.mark.slow
 def test_lookahead_of_one_is_strict_order_and_beyond_the_queue_is_the_filler(sample):
     strict, filler = run(sample, algorithm="fcfs"), run(sample, algorithm="filler")
     one = run(sample, algorithm=LOOKAHEAD, algorithm_options={"depth": 1})
@@ -73,6 +74,7 @@ def test_lookahead_of_one_is_strict_order_and_beyond_the_queue_is_the_filler(sam
     assert unbounded.allocated_resources.equals(filler.allocated_resources)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [2, 5])
 def test_lookahead_never_lets_a_job_overtake_depth_waiting_jobs(sample, depth):
     jobs = run(sample, algorithm=LOOKAHEAD, algorithm_options={"depth": depth}).reset_index()
@@ -86,6 +88,7 @@ def test_lookahead_never_lets_a_job_overtake_depth_waiting_jobs(sample, depth):
     assert most == depth - 1  # the window is used, never exceeded
 
 
+@pytest.mark.slow
 def test_aged_area_with_no_aging_is_saf_and_with_aging_bounds_the_longest_wait(sample):
     saf, fcfs = run(sample, policy="saf"), run(sample, policy="fcfs")
     assert run(sample, policy=AGED_AREA, policy_options={"aging": 0}).starting_time.equals(saf.starting_time)
@@ -119,6 +122,7 @@ def test_the_readme_shows_both_examples():
     assert any("examples/aged_area.py:AgedArea" in c for c in commands)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", readme_commands())
 def test_each_readme_command_runs_from_the_checkout(command, tmp_path):
     argv = [sys.executable if word == "python" else word.replace("out/", f"{tmp_path}/")
@@ -176,6 +180,7 @@ def test_options_from_every_source_reach_the_plugin(tmp_path, sample):
                                                               str(EXAMPLES / "aged_area.py")]
 
 
+@pytest.mark.slow
 def test_serve_takes_plugins_and_their_options_from_batsims_sched_config(sample):
     from tests.test_end_to_end import free_endpoint
 
@@ -279,6 +284,7 @@ def first_weeks(sample):
                     header=sample.header)
 
 
+@pytest.mark.slow
 def test_an_estimator_plugin_is_trained_by_the_classifier(tmp_path, first_weeks):
     (tmp_path / "tree.py").write_text(ESTIMATOR)
     config = SchedulerConfig(classifier="rf", estimator=f"{tmp_path}/tree.py:shallow_tree",
@@ -289,6 +295,7 @@ def test_an_estimator_plugin_is_trained_by_the_classifier(tmp_path, first_weeks)
     assert core.outcome().classifier["nb_small"] > 0
 
 
+@pytest.mark.slow
 def test_the_forests_own_parameters_as_options_change_nothing_at_their_defaults(first_weeks):
     default = run(first_weeks, classifier="rf")
     assert run(first_weeks, classifier="rf", estimator="forest",
@@ -306,6 +313,7 @@ def install(tmp_path, monkeypatch, entry_points: str, modules: dict[str, str]) -
     monkeypatch.syspath_prepend(str(tmp_path))
 
 
+@pytest.mark.slow
 def test_entry_points_of_an_installed_package_resolve_by_name(tmp_path, monkeypatch, capsys, first_weeks):
     install(tmp_path, monkeypatch, """
         [batsim_classifier_scheduler.algorithms]
@@ -345,6 +353,7 @@ def test_a_broken_entry_point_is_one_line_naming_it(tmp_path, monkeypatch):
         SchedulerConfig(policy="gone")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, kind", [("Greedy", "algorithm"), ("shortest_request", "policy"),
                                         ("shallow_tree", "estimator")])
 def test_the_plugins_of_docs_plugins_md_run(name, kind, tmp_path, first_weeks):

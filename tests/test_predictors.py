@@ -42,6 +42,29 @@ def test_requested_clairvoyant_constant():
     assert p.estimate(j) == 500
 
 
+def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
+    from scheduler.core.names import split_argument
+    from scheduler.knowledge.estimates import get_estimates, runtime_knowledge
+    from scheduler.knowledge.predictors import PREDICTORS
+
+    long = job(2, walltime=500, runtime=900)
+    assert (long.capped_runtime, job(3, walltime=-1, runtime=900).capped_runtime, job(4, runtime=None).capped_runtime) \
+        == (500, 900, None)
+    assert get_estimates("clairvoyant").estimate(long) == get_predictor("clairvoyant").predict(long, 0) == 500
+    assert get_estimates("clairvoyant").estimate(job(4, runtime=None)) is None  # an estimate may be unknown...
+    assert get_predictor("clairvoyant").predict(job(4, walltime=700, runtime=None), 0) == 700  # a prediction not
+    knowledge, predictions = runtime_knowledge("clairvoyant", "requested", "requested")
+    assert knowledge.name == "clairvoyant" and predictions is None
+    knowledge, predictions = runtime_knowledge("requested", "sbh-noest", "doubling")
+    assert knowledge is predictions and knowledge.name == "sbh-noest+doubling"
+    # every predictor carries its registry name (easy++ is EASY++'s name for ave2)
+    for name in PREDICTORS:
+        assert get_predictor(name).name == ("ave2" if name == "easy++" else name)
+    assert split_argument("Score:Theta.json") == ("score", "Theta.json") and split_argument("sbh") == ("sbh", None)
+    with pytest.raises(ConfigError, match="only constant takes an argument"):
+        get_predictor("ave2:3")
+
+
 def test_ave2_after_tsafrir():
     """Tsafrir et al.: the mean runtime of the user's last two jobs, the only one's runtime with one,
     p̃ with none; capped at p̃."""
@@ -134,6 +157,7 @@ def test_eloss_features_follow_the_user():
         job(4, user=7, subtime=0.0), 0.0)[7:14].tolist() == [0] * 7
 
 
+@pytest.mark.slow
 def test_nag_is_invariant_to_feature_scales():
     rng = np.random.default_rng(3)
     scales = np.array([1.0, 1e-4, 1e6, 37.0])
@@ -250,6 +274,7 @@ def small_workload():
     return generate(300, weeks=0.5, nb_res=32, seed=5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("correction", ["requested", "incremental"])
 def test_easy_plus_plus_end_to_end(small_workload, correction):
     result, core = simulate(small_workload, SchedulerConfig.easy_plus_plus(correction=correction))
@@ -288,6 +313,7 @@ def test_clairvoyant_predictor_equals_clairvoyant_estimates(small_workload):
     assert list(a.jobs.starting_time) == list(b.jobs.starting_time)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("predictor", ["ruh", "sbh", "eloss", "constant:60"])
 def test_other_predictors_run(small_workload, predictor):
     result, core = simulate(small_workload, SchedulerConfig(predictor=predictor, correction="doubling",

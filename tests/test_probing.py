@@ -21,6 +21,7 @@ def run_summary(workload, variant):
     return summarize(result.jobs, nb_machines=workload.nb_res)
 
 
+@pytest.mark.slow
 def test_probing_beats_classification_idempotent_on_the_sample(sample):
     idempotent = run_summary(sample, "classification-idempotent")
     probing = run_summary(sample, "classification-probing")

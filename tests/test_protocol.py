@@ -440,6 +440,7 @@ def decision_lists(draw):
     return decisions
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(decision_lists(), st.floats(0, 1e10))
 def test_random_decision_lists_survive_a_round_trip(decisions, now):
@@ -482,6 +483,7 @@ def event_key(event) -> tuple:
     return (type(event).__name__, *(getattr(event, f) for f in event.__slots__))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(event_lists())
 def test_random_event_lists_survive_a_round_trip(events):

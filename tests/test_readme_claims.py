@@ -28,6 +28,7 @@ def free_endpoint() -> str:
         return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
 
 
+@pytest.mark.slow
 def test_batsim_peer_writes_what_simulate_writes_but_the_wall_clock(tmp_path):
     """The README said both files were byte-identical; _schedule.csv holds wall-clock times."""
     assert "byte-identical to `simulate`'s, and `_schedule.csv` too but for its two wall-clock columns" in README
@@ -46,6 +47,7 @@ def test_batsim_peer_writes_what_simulate_writes_but_the_wall_clock(tmp_path):
     assert (peer[WALL_CLOCK] > 0).all(axis=None)  # the scheduler's time is told, as Batsim does
 
 
+@pytest.mark.slow
 def test_the_summary_makespan_is_batsims(tmp_path):
     """The sample's first job comes at 21,657 s: the summary's makespan (from it) was not _schedule.csv's."""
     sample = REPO / "workloads" / "sample.json"

@@ -36,6 +36,7 @@ def results(tmp_path_factory):
     return folder / "results"
 
 
+@pytest.mark.slow
 def test_report_tables_and_plots(results, tmp_path):
     written = write_report(results, tmp_path / "report")
     text = (tmp_path / "report" / "REPORT.md").read_text()
@@ -74,6 +75,7 @@ def test_report_tables_and_plots(results, tmp_path):
     assert reduction.loc[("sample", "spf"), "base"] == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_report_from_a_batsim_style_folder(results, tmp_path):
     """Plain NAME_jobs.csv files with a NAME_config.json give the same numbers."""
     flat = tmp_path / "batsim-out"
@@ -101,6 +103,7 @@ def test_report_from_a_batsim_style_folder(results, tmp_path):
         pd.testing.assert_frame_equal(ours, theirs, check_exact=False)
 
 
+@pytest.mark.slow
 def test_resubmissions_are_folded(results):
     run = results / "sample" / "fcfs" / "classification-idempotent" / "seed0"
     jobs = read_jobs_csv(run / "run_jobs.csv")
@@ -114,6 +117,7 @@ def test_resubmissions_are_folded(results):
     assert data.metrics["nb_jobs_actual_small"] + data.metrics["nb_jobs_actual_large"] == 1000
 
 
+@pytest.mark.slow
 def test_report_of_simulate_output(tmp_path):
     """``simulate -e`` output is a run too: its labels come from its summary."""
     assert main(["simulate", str(SAMPLE), "--policy", "spf", "--variant", "class-clairvoyant",
@@ -144,6 +148,7 @@ def test_variant_of_reads_every_option():
         == "classification-idempotent+model=m.clf"
 
 
+@pytest.mark.slow
 def test_runs_that_differ_in_any_option_are_never_merged(tmp_path):
     for name, options in [("a", []), ("b", ["--classifier-threshold", "0.7"]), ("c", ["--tau", "10"])]:
         assert main(["simulate", str(SAMPLE), "--variant", "class-clairvoyant", "--divider", "3600",
@@ -162,6 +167,7 @@ def test_empty_folder_is_an_error_naming_it(tmp_path, capsys):
     assert main(["report", str(tmp_path / "absent"), "-o", str(tmp_path / "r")]) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option, message", [
     ("--reference-policy", "--reference-policy nope: no run has it; the runs' policies: fcfs, spf"),
     ("--reference-variant", "--reference-variant nope: no run has it; the runs' variants: base, "),
@@ -176,6 +182,7 @@ def test_a_reference_or_compared_name_no_run_has_is_an_error(results, tmp_path, 
     assert not (tmp_path / "r" / "REPORT.md").exists()
 
 
+@pytest.mark.slow
 def test_a_machine_size_the_jobs_contradict_is_an_error(results, tmp_path, capsys):
     """A NAME_config.json saying 16 machines for a 128-machine run gave a utilisation of 5.39."""
     run = results / "sample" / "fcfs" / "base" / "seed0"
@@ -198,6 +205,7 @@ def test_markdown_to_html():
     assert "<summary>more</summary>" in details and "<td><code>y</code></td>" in details
 
 
+@pytest.mark.slow
 def test_prediction_accuracy_is_reported(tmp_path):
     """A predictor's run writes its per-job accuracy; ``report`` summarises it, equal to the run's own."""
     assert main(["simulate", str(SAMPLE), "--predictor", "ave2", "--correction", "incremental",
@@ -221,6 +229,7 @@ def test_prediction_accuracy_is_reported(tmp_path):
     assert list(accuracy["variant"]) == [name]
 
 
+@pytest.mark.slow
 def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
     """Issue 23: Figure 7 had one labelled tick on a log axis, months ticked 0.2, 0.4 and, on a run shorter than
     a month (this one), an x axis from -0.04 to 0.04; Figure 9's legend covered the tallest bar; PNGs were 90
@@ -264,6 +273,7 @@ def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
         assert path.with_suffix(".svg").read_text().startswith("<?xml") and f"{path.stem}.svg" in str(path.with_suffix(".svg"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("low, high", [(12.0, 380.0), (1.5, 48.0), (20.0, 9000.0)])
 def test_a_log_axis_has_several_labelled_ticks(low, high):
     from scheduler.experiments import plots
@@ -278,6 +288,7 @@ def test_a_log_axis_has_several_labelled_ticks(low, high):
     assert ax.get_yscale() == "log" and len(labels) >= 4, labels
 
 
+@pytest.mark.slow
 def test_the_tradeoff_table_sets_each_variant_against_base_under_its_own_order(results):
     report = Report(analyze_runs(discover_runs([results])))
     table = report.tradeoff()

@@ -28,6 +28,7 @@ def free_endpoint() -> str:
         return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
 
 
+@pytest.mark.slow
 def test_a_refused_option_stops_batsim_peer_and_serve_with_one_line(tmp_path, capsys):
     endpoint = free_endpoint()
     server = subprocess.Popen([sys.executable, "-m", "scheduler", "serve", "-s", endpoint, "--timeout", "20",

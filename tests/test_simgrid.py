@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, after_messages
@@ -15,6 +16,7 @@ def one_step_at_a_time(remaining: float, count: int) -> float:
     return remaining
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.floats(0, 40000), st.floats(0, 1e-6), st.sampled_from([2.0 ** k for k in range(-30, 16)])),
        st.integers(0, 5000))

@@ -26,6 +26,7 @@ def quick_start_command() -> list[str]:
     return shlex.split(run)[3:]
 
 
+@pytest.mark.slow
 def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeypatch, capsys):
     argv = quick_start_command()
     variants = argv[argv.index("--variant") + 1].split(",")
@@ -88,6 +89,7 @@ def test_one_variant_prints_one_table_and_writes_under_the_prefix_itself(tmp_pat
     assert (tmp_path / "run_jobs.csv").is_file() and not list(tmp_path.glob("run_class-clairvoyant*"))
 
 
+@pytest.mark.slow
 def test_all_variants_and_option_flags_apply_to_each(tmp_path, capsys):
     assert main(["simulate", str(small_workload(tmp_path)), "--variant", "all", "--policy", "spf",
                  "-e", str(tmp_path / "cmp")]) == 0

@@ -26,6 +26,7 @@ def small_jobs_mean_wait(table):
     return table.loc[table["metadata"] == "class=small", "waiting_time"].mean()
 
 
+@pytest.mark.slow
 def test_within_each_queue_the_threshold_changes_nothing_under_fcfs(sample):
     # the oldest job of each queue heads it already, so starving jobs are where they were
     plain = jobs(sample, policy="fcfs")
@@ -36,6 +37,7 @@ def test_within_each_queue_the_threshold_changes_nothing_under_fcfs(sample):
     assert small_jobs_mean_wait(everywhere) > 1.5 * small_jobs_mean_wait(plain)
 
 
+@pytest.mark.slow
 def test_within_each_queue_the_threshold_bounds_spf_without_undoing_the_classes(sample):
     plain = jobs(sample, policy="spf")
     queue = jobs(sample, policy="spf", starvation_threshold=6 * HOUR)

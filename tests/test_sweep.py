@@ -54,6 +54,7 @@ def ci_sample(tmp_path_factory):
     return results, printed.getvalue()
 
 
+@pytest.mark.slow
 def test_ci_sample_sweep_end_to_end(ci_sample, capsys):
     results, out = ci_sample
     assert "6 runs: 6 done, 0 skipped" in out and "sweep overhead" in out
@@ -76,6 +77,7 @@ def test_ci_sample_sweep_end_to_end(ci_sample, capsys):
     assert "0 done, 6 skipped" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_resume_reruns_only_the_affected_runs(tmp_path):
     results = tmp_path / "results"
     first = run_sweep(tiny_config(tmp_path), results, workers=0)
@@ -101,6 +103,7 @@ def test_resume_reruns_only_the_affected_runs(tmp_path):
     assert set(statuses(forced).values()) == {"done"}
 
 
+@pytest.mark.slow
 def test_failing_runs_are_reported_and_the_others_finish(tmp_path, capsys):
     config = {
         "name": "broken",
@@ -236,6 +239,7 @@ def dask_cluster(tmp_path):
                     process.wait()
 
 
+@pytest.mark.slow
 def test_ci_sample_sweep_on_a_dask_cluster_of_processes_equals_the_local_sweep(dask_cluster, ci_sample, tmp_path,
                                                                                 capsys, monkeypatch):
     local, _ = ci_sample
@@ -317,6 +321,7 @@ def test_the_log_reports_each_trace_s_cleaning(tmp_path):
     assert any(line.startswith("trace tiny: ") and "res>nb_res" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
     from scheduler.knowledge.classifier import JobClassifier
 

@@ -177,6 +177,7 @@ def assert_valid_replies(name: str, replies: list[bytes]) -> None:
         codec.decode(reply)  # raises ProtocolError on anything real Batsim would refuse
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutated(), st.sampled_from(OPTIONS))
 def test_mutated_transcripts_end_in_a_valid_reply_or_one_clear_error(case, options):
@@ -233,6 +234,7 @@ def drive_serve_process(messages: list[bytes], *options: str) -> tuple[list[byte
     return replies, server.returncode, stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corrupt", ["duplicate completion", "bad JSON"])
 def test_serve_replies_then_exits_with_one_line(corrupt):
     transcript = base("kill-resubmit")

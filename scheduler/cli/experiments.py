@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from scheduler.cli.options import count_flag, seconds_flag
+from scheduler.values import DEFAULT_TAU
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("results", nargs="+", help="results folder(s)")
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")
     report.add_argument("--tau", type=seconds_flag, metavar="S",
-                        help="bounded-slowdown threshold (default: each run's, else 60)")
+                        help=f"bounded-slowdown threshold (default: each run's, else {DEFAULT_TAU:g})")
     report.add_argument("--reference-policy", metavar="NAME",
                         help="policy of the reference run of the reduction table, one of the runs' (default fcfs)")
     report.add_argument("--reference-variant", metavar="NAME",

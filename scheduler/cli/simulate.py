@@ -15,9 +15,11 @@ from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError
+from scheduler.metrics import METRICS
 from scheduler.outputs import check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
 from scheduler.sim.simulate import simulate
+from scheduler.values import DEFAULT_TAU
 from scheduler.workloads import load_workload
 from scheduler.workloads.model import Workload
 
@@ -40,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
                              "separated by commas, or 'all', to compare them against the first: "
                              + ", ".join(VARIANTS))
-    parser.add_argument("--tau", type=seconds_flag, default=60.0, metavar="S",
-                        help="bounded-slowdown threshold in seconds (default 60)")
+    parser.add_argument("--tau", type=seconds_flag, default=DEFAULT_TAU, metavar="S",
+                        help=f"bounded-slowdown threshold in seconds (default {DEFAULT_TAU:g})")
     parser.add_argument("--output-prefix", "-e", metavar="P",
                         help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
                              "P_VARIANT_jobs.csv, ...)")
@@ -205,17 +207,9 @@ def rejections(summary: dict) -> str | None:
 
 
 def _metric_rows(summary: dict) -> list[tuple[str, str]]:
-    metrics = summary["metrics"]
-    return [
-        (f"mean bsld (tau={summary['tau']:g}s)", f"{metrics['mean_bsld']:.2f}"),
-        ("mean wait", f"{metrics['mean_wait']:.0f} s"),
-        ("max wait", f"{metrics['max_wait']:.0f} s"),
-        ("mean response (AF)", f"{metrics['mean_response']:.0f} s"),
-        ("makespan", f"{metrics['makespan']:.0f} s"),
-        ("utilisation", f"{metrics['utilisation']:.3f}"),
-        ("AWF", f"{metrics['awf']:.0f} s"),
-        ("P2SF", f"{metrics['p2sf']:.0f} s"),
-    ]
+    """The rows of the metrics that have one (``Metric.label``), in the registry's order."""
+    return [metric.show(summary["metrics"][metric.key], summary["tau"])
+            for metric in METRICS.values() if metric.label and metric.summary]
 
 
 def _share(part: float, whole: float) -> str:

@@ -29,5 +29,13 @@ class Job:
         return self.walltime > 0
 
     @property
+    def capped_runtime(self) -> float | None:
+        """The runtime capped by the walltime, where Batsim kills the job (the runtime itself without a
+        walltime); None when the runtime is unknown."""
+        if self.runtime is None:
+            return None
+        return min(self.runtime, self.walltime) if self.walltime > 0 else self.runtime
+
+    @property
     def workload(self) -> str:
         return self.id.split("!", 1)[0] if "!" in self.id else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from scheduler.core.job import Job
+from scheduler.core.names import split_argument
 from scheduler.errors import ConfigError
 
 KeyFunction = Callable[[Job, float, float], tuple]
@@ -187,7 +188,8 @@ SCORE_PREFIX = "score:"
 
 def score_file(name: str) -> str | None:
     """The θ file of a ``score:FILE`` policy name, None for any other name."""
-    return name[len(SCORE_PREFIX):] if name[:len(SCORE_PREFIX)].lower() == SCORE_PREFIX else None
+    base, path = split_argument(name)
+    return path if base == SCORE_PREFIX[:-1] else None
 
 
 def policy_names() -> list[str]:

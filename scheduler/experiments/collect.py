@@ -51,12 +51,11 @@ import pandas as pd
 
 from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError, WorkloadError
-from scheduler.knowledge.choices import JobClass
+from scheduler.metrics import FAST_LANE
+from scheduler.values import DEFAULT_TAU
 
 MONTH = 30 * 86400.0
 WEEK = 7 * 86400.0
-#: The ``class=`` metadata of the jobs queued ahead of Q (and watched by the safeguard).
-FAST_LANE = tuple(c.value for c in JobClass if c is not JobClass.LARGE)
 JOBS_SUFFIXES = ("_jobs.csv", "_jobs.csv.gz")
 #: Points kept of a run's cumulative bsld curve (enough for a plot).
 CURVE_POINTS = 1500
@@ -73,7 +72,7 @@ class RunFiles:
     variant: str
     seed: int = 0
     nb_machines: int | None = None
-    tau: float = 60.0
+    tau: float = DEFAULT_TAU
     origin: str = "batsim"  # "batsim" (NAME_config.json), "sweep" or "simulate" (NAME_summary.json)
     summary: dict | None = None
     weeks_csv: Path | None = None
@@ -188,7 +187,7 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
             raise ConfigError(f"{config_file}: 'nb_machines' is {nb_machines} but {summary_file.name} says "
                               f"{summary['nb_machines']}")
         variant = str(meta.get("variant", "base"))
-        tau = float(meta.get("tau", 60.0))
+        tau = float(meta.get("tau", DEFAULT_TAU))
         settings = {key: value for key, value in meta.items() if key not in ("trace", "policy", "variant", "seed")}
         return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(meta.get("trace", prefix.name)),
                         policy=str(meta.get("policy", "fcfs")).lower(), variant=variant,
@@ -212,7 +211,7 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
         trace = trace_label(workload.get("name") or prefix.name)
         policy, seed = config.get("policy", "fcfs"), config.get("seed", 0)
         variant = variant_of(config, summary.get("variant"))
-    tau, nb_machines = float(summary.get("tau", 60.0)), summary.get("nb_machines")
+    tau, nb_machines = float(summary.get("tau", DEFAULT_TAU)), summary.get("nb_machines")
     settings = {key: value for key, value in config.items() if key not in ("policy", "seed")}
     return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
                     seed=int(seed), nb_machines=nb_machines, tau=tau,
@@ -274,25 +273,13 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     jobs = read_jobs_csv(files.jobs_csv)
     check_machines(files, jobs)
     folded = fold_attempts(jobs)
-    metrics: dict[str, Any] = summarize(folded, nb_machines=files.nb_machines, tau=tau)
+    # every metric of the registry, the actual classes' (against the median runtime) included
+    metrics: dict[str, Any] = summarize(folded, nb_machines=files.nb_machines, tau=tau, recomputed=True)
     warnings = []
     done = completed_jobs(folded)
     bsld = bounded_slowdown(done["wait"].to_numpy(), done["runtime"].to_numpy(), tau)
-    runtime = done["runtime"].to_numpy()
     submission = done["submission_time"].to_numpy()
     origin = float(folded["submission_time"].min()) if len(folded) else 0.0
-
-    # Actual classes: against the median runtime of the run's jobs.
-    median = float(np.median(runtime)) if len(runtime) else math.nan
-    small = runtime < median
-    metrics["class_divider"] = median
-    for name, mask in (("small", small), ("large", ~small)):
-        metrics[f"nb_jobs_actual_{name}"] = int(mask.sum())
-        metrics[f"mean_bsld_actual_{name}"] = float(bsld[mask].mean()) if mask.any() else math.nan
-        metrics[f"mean_wait_actual_{name}"] = float(done["wait"].to_numpy()[mask].mean()) if mask.any() else math.nan
-    total_work = metrics["useful_core_seconds"]  # of the completed jobs, from summarize
-    metrics["wasted_fraction"] = metrics["wasted_core_seconds"] / total_work if total_work > 0 else math.nan
-    metrics["nb_predicted_small"] = int(np.isin(folded["class"], FAST_LANE).sum()) if "class" in folded else 0
 
     # Classifier quality against the weekly dividers.
     weeks = None

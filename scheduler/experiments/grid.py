@@ -66,6 +66,7 @@ from scheduler.config import VARIANTS, SchedulerConfig, positive_seconds
 from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
 from scheduler.plugins import resolve
+from scheduler.values import DEFAULT_TAU
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
 RUN_FORMAT = 1
@@ -108,7 +109,7 @@ class SweepConfig:
     policies: list[str]
     variants: list[VariantSpec]
     seeds: list[int]
-    tau: float = 60.0
+    tau: float = DEFAULT_TAU
     options: dict = field(default_factory=dict)
     trace_dirs: list[str] = field(default_factory=list)
     source: str | None = None
@@ -256,7 +257,7 @@ class _SweepFile(msgspec.Struct, forbid_unknown_fields=True):
     variants: list[str | dict[str, Any]] | str | dict[str, Any] = msgspec.field(
         default_factory=lambda: ["base"])
     seeds: list[int] | int = msgspec.field(default_factory=lambda: [0])
-    tau: float = 60.0
+    tau: float = DEFAULT_TAU
     options: dict[str, Any] = {}
 
 

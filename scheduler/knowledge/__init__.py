@@ -1,14 +1,8 @@
 """What the scheduler believes about job runtimes. Policies and EASY read only this."""
 
-from scheduler.knowledge.estimates import (
-    ESTIMATES,
-    ClairvoyantEstimates,
-    RequestedEstimates,
-    RuntimeKnowledge,
-    get_estimates,
-)
+from scheduler.knowledge.estimates import ESTIMATES, Estimates, RuntimeKnowledge, get_estimates, runtime_knowledge
 
-__all__ = ["ESTIMATES", "JobClassifier", "ClairvoyantEstimates", "RequestedEstimates", "RuntimeKnowledge", "get_estimates"]
+__all__ = ["ESTIMATES", "Estimates", "JobClassifier", "RuntimeKnowledge", "get_estimates", "runtime_knowledge"]
 
 
 def __getattr__(name: str):

@@ -98,9 +98,7 @@ def _check_choice(name, value, choices):
 def _truly_small(job: Job, divider: float) -> bool:
     """The true class of ``job``: its runtime (capped by its walltime, as Batsim kills it then) is below
     ``divider``; never small when the runtime is unknown or the divider is undefined (NaN)."""
-    runtime = job.runtime
-    if runtime is not None and job.walltime > 0:
-        runtime = min(runtime, job.walltime)
+    runtime = job.capped_runtime
     return runtime is not None and runtime < divider
 
 

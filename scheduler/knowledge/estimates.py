@@ -1,11 +1,23 @@
-"""Runtime estimates: the requested time p̃, or the actual runtime (clairvoyant)."""
+"""Runtime knowledge: the one interface policies and backfilling read, and where it comes from.
+
+``--estimates NAME`` and ``--predictor NAME`` both name a predictor of one registry
+(:data:`scheduler.knowledge.predictors.PREDICTORS`); :func:`runtime_knowledge` makes either. With
+``--estimates``, what the predictor knows of a job alone (``Predictor.known``: the requested time p̃, or
+the runtime capped at p̃) is read once and never corrected; with ``--predictor``, the predictor learns
+from the jobs that end and a correction rule moves the predictions that run out
+(:class:`scheduler.knowledge.predictors.Predictions`).
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
+from scheduler.knowledge.predictors import Predictor, get_predictor, make_predictions
+
+if TYPE_CHECKING:
+    from scheduler.knowledge.predictors import Predictions
 
 
 class RuntimeKnowledge(Protocol):
@@ -17,33 +29,34 @@ class RuntimeKnowledge(Protocol):
         """The runtime the scheduler plans with, in seconds; None when it cannot tell."""
 
 
-class RequestedEstimates:
-    """p̃ = the job's requested time (walltime), as users give it."""
-
-    name = "requested"
-
-    def estimate(self, job: Job) -> float | None:
-        return job.walltime if job.walltime > 0 else None
+#: The predictors ``--estimates`` accepts: those that need nothing but the job (requested: p̃; clairvoyant: the
+#: actual runtime capped at p̃).
+ESTIMATES = ("requested", "clairvoyant")
 
 
-class ClairvoyantEstimates:
-    """p̃ = the actual runtime, capped at the walltime where the job would be killed."""
+class Estimates:
+    """A predictor's estimate of each job from the job alone (``Predictor.known``), never corrected."""
 
-    name = "clairvoyant"
+    def __init__(self, predictor: Predictor) -> None:
+        self.predictor = predictor
+        self.name = predictor.name
 
     def estimate(self, job: Job) -> float | None:
-        if job.runtime is None:
-            return None
-        if job.walltime > 0:
-            return min(job.runtime, job.walltime)
-        return job.runtime
-
-
-ESTIMATES = {"requested": RequestedEstimates, "clairvoyant": ClairvoyantEstimates}
+        return self.predictor.known(job)
 
 
 def get_estimates(name: str) -> RuntimeKnowledge:
-    try:
-        return ESTIMATES[name.lower()]()
-    except KeyError:
-        raise ConfigError(f"unknown estimates {name!r}; known: {', '.join(ESTIMATES)}") from None
+    """The estimates called ``name`` (one of :data:`ESTIMATES`)."""
+    if name.lower() not in ESTIMATES:
+        raise ConfigError(f"unknown estimates {name!r}; known: {', '.join(ESTIMATES)}")
+    return Estimates(get_predictor(name.lower()))
+
+
+def runtime_knowledge(estimates: str, predictor: str, correction: str,
+                      options: dict | None = None) -> tuple[RuntimeKnowledge, Predictions | None]:
+    """What the scheduler plans with, and the predictions to keep up to date (None without a predictor): the
+    ``predictor`` with its ``correction`` rule, unless it is ``requested`` (then: the ``estimates``)."""
+    if predictor == "requested":
+        return get_estimates(estimates), None
+    predictions = make_predictions(predictor, correction, options)
+    return predictions, predictions

@@ -22,13 +22,17 @@ Predictors (``get_predictor``):
 
 - ``requested``: p̃.
 - ``clairvoyant``: the actual runtime, capped at p̃.
-- ``constant`` (``constant:C``): C seconds (default 1), capped at p̃.
+- ``constant`` (``constant:C``, the one predictor taking an argument: its ``argument`` option): C seconds
+  (default 1), capped at p̃.
 - ``ave2`` (EASY++, Tsafrir et al. 2007): the mean runtime of the user's last two jobs, capped at
   p̃; the runtime of the only one when the user has one; p̃ for a user without any.
 - ``ruh`` (recent user history): the median runtime of the user's last (up to) three jobs; p̃ for
   a user without any.
-- ``sbh`` / ``sbh-noest``: session-based history (Talby et al.), see :class:`SessionBasedHistory`.
+- ``sbh`` / ``sbh-noest``: session-based history (Talby et al.), see :class:`SessionBasedHistory` and
+  :class:`SessionBasedHistoryNoEstimate`.
 - ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :mod:`scheduler.knowledge.eloss`.
+
+Each predictor class carries its registry name (``name``); ``easy++`` is another name of ``ave2``.
 
 A user's "last" jobs (``ave2``, ``ruh``) are, after Tsafrir et al., the most recently *submitted*
 of the user's terminated jobs: a job that ends after a later-submitted one has ended does not
@@ -45,6 +49,7 @@ from statistics import fmean, median
 from typing import Any, Callable
 
 from scheduler.core.job import Job
+from scheduler.core.names import split_argument
 from scheduler.errors import ConfigError
 
 MIN_PREDICTION = 1.0
@@ -60,12 +65,22 @@ def user_of(job: Job) -> Any:
 
 
 class Predictor:
-    """Base predictor: predicts p̃ and learns nothing."""
+    """Base predictor: predicts p̃ and learns nothing.
+
+    ``name`` is its name in :data:`PREDICTORS`; ``argument``, for a predictor named with an argument
+    (``constant:C``), the option the argument gives (a number).
+    """
 
     name = "base"
+    argument: str | None = None
 
     def predict(self, job: Job, now: float) -> float:
         return job.walltime
+
+    def known(self, job: Job) -> float | None:
+        """What the job alone tells, before any history: what ``--estimates`` plans with (the requested time p̃;
+        None without one)."""
+        return job.walltime if job.walltime > 0 else None
 
     def on_start(self, job: Job, now: float) -> Updates:
         return None
@@ -82,16 +97,21 @@ class RequestedPredictor(Predictor):
 
 
 class ClairvoyantPredictor(Predictor):
+    """The actual runtime, capped at p̃ (p̃ when the runtime is unknown; as an estimate, none)."""
+
     name = "clairvoyant"
 
     def predict(self, job: Job, now: float) -> float:
-        if job.runtime is None:
-            return job.walltime
-        return min(job.runtime, job.walltime) if job.walltime > 0 else job.runtime
+        runtime = job.capped_runtime
+        return job.walltime if runtime is None else runtime
+
+    def known(self, job: Job) -> float | None:
+        return job.capped_runtime
 
 
 class ConstantPredictor(Predictor):
     name = "constant"
+    argument = "constant"
 
     def __init__(self, constant: float = 1.0) -> None:
         if not constant > 0:
@@ -226,32 +246,43 @@ class SessionBasedHistory(Predictor):
         return None
 
 
+class SessionBasedHistoryNoEstimate(SessionBasedHistory):
+    """:class:`SessionBasedHistory` whose criteria leave out the estimate (p̃) by default."""
+
+    name = "sbh-noest"
+
+    def __init__(self, criteria: tuple[str, ...] = ("res", "executable"), **options: Any) -> None:
+        super().__init__(criteria, **options)
+
+
 def _eloss(**options: Any) -> Predictor:
     from scheduler.knowledge.eloss import ELossRegression
 
     return ELossRegression(**options)
 
 
+_eloss.name = "eloss"  # ELossRegression's: the class is imported only when asked for
+
+
+def _by_name(*predictors: Callable[..., Predictor]) -> dict[str, Callable[..., Predictor]]:
+    return {predictor.name: predictor for predictor in predictors}
+
+
+#: Every predictor by name (each class carries its own), in the order of the help.
 PREDICTORS: dict[str, Callable[..., Predictor]] = {
-    "requested": RequestedPredictor,
-    "clairvoyant": ClairvoyantPredictor,
-    "constant": ConstantPredictor,
-    "ave2": Ave2Predictor,
-    "easy++": Ave2Predictor,
-    "ruh": RecentUserHistory,
-    "sbh": SessionBasedHistory,
-    "sbh-noest": lambda **kw: SessionBasedHistory(**{"criteria": ("res", "executable"), **kw}),
-    "eloss": _eloss,
+    **_by_name(RequestedPredictor, ClairvoyantPredictor, ConstantPredictor, Ave2Predictor),
+    "easy++": Ave2Predictor,  # EASY++'s name for ave2 (whose predictions it names)
+    **_by_name(RecentUserHistory, SessionBasedHistory, SessionBasedHistoryNoEstimate, _eloss),
 }
 
 
 def check_predictor_name(name: str) -> str:
     """The canonical predictor name (``constant:C`` accepted); ConfigError otherwise."""
-    base, _, arg = name.lower().partition(":")
+    base, arg = split_argument(name)
     if base not in PREDICTORS:
         raise ConfigError(f"predictor: unknown value {name!r}; known: {', '.join(PREDICTORS)} (and constant:C)")
     if arg:
-        if base != "constant":
+        if getattr(PREDICTORS[base], "argument", None) is None:
             raise ConfigError(f"predictor {name!r}: only constant takes an argument (constant:C)")
         try:
             float(arg)
@@ -261,16 +292,13 @@ def check_predictor_name(name: str) -> str:
 
 
 def get_predictor(name: str, **options: Any) -> Predictor:
-    base, _, arg = check_predictor_name(name).partition(":")
+    base, arg = split_argument(check_predictor_name(name))
     if arg:
-        options = {"constant": float(arg), **options}
+        options = {PREDICTORS[base].argument: float(arg), **options}
     try:
-        predictor = PREDICTORS[base](**options)
+        return PREDICTORS[base](**options)
     except TypeError as exc:
         raise ConfigError(f"predictor {name!r}: bad options {options!r} ({exc})") from None
-    if base == "sbh-noest":
-        predictor.name = "sbh-noest"
-    return predictor
 
 
 class Predictions:

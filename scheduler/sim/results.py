@@ -17,7 +17,7 @@ from scheduler.metrics import summarize
 from scheduler.outputs import atomic_open, prefixed, write_text
 from scheduler.sim.engine import SimulationResult
 from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
-from scheduler.values import json_ready
+from scheduler.values import DEFAULT_TAU, json_ready
 from scheduler.workloads.model import Workload
 
 
@@ -26,7 +26,7 @@ RESULT_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_summary.json")
 
 
 def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, config: SchedulerConfig,
-                tau: float = 60.0, wall_time: float | None = None, variant: str | None = None) -> dict[str, Any]:
+                tau: float = DEFAULT_TAU, wall_time: float | None = None, variant: str | None = None) -> dict[str, Any]:
     """Everything needed to read, compare and reproduce a run. ``variant`` is the name of the variant the run
     was asked for (``simulate --variant``), which ``report`` labels it with."""
     return {

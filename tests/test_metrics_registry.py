@@ -1,0 +1,51 @@
+"""The metrics registry: a metric is one entry of ``scheduler.metrics.METRICS``, and the run summary, ``simulate``'s
+table, ``report``'s recomputation and its Markdown all show it."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from scheduler import metrics
+from scheduler.cli import main
+from scheduler.metrics import METRICS, Metric, summarize
+from scheduler.values import DEFAULT_TAU
+
+from tests.helpers import DATA
+
+TINY = DATA / "tiny.swf"
+
+
+def test_one_entry_adds_a_metric_everywhere(tmp_path, monkeypatch, capsys):
+    median_wait = Metric("median_wait", lambda run: float(np.median(run.done["wait"])), "median wait", "s",
+                         report="median wait")
+    monkeypatch.setitem(METRICS, "median_wait", median_wait)
+
+    assert main(["simulate", str(TINY), "-e", str(tmp_path / "runs" / "tiny"), "--no-progress"]) == 0
+    table = capsys.readouterr().out
+    summary = json.loads((tmp_path / "runs" / "tiny_summary.json").read_text())
+    value = summary["metrics"]["median_wait"]
+    assert f"median wait          {value:.0f} s" in table.splitlines()
+    assert list(summary["metrics"])[list(summary["metrics"]).index("p2sf") + 1] == "median_wait"
+
+    assert main(["report", str(tmp_path / "runs"), "-o", str(tmp_path / "report"), "--no-plots"]) == 0
+    runs = pd.read_csv(tmp_path / "report" / "runs.csv")
+    assert runs["median_wait"].tolist() == [value]
+    assert "median_wait" in pd.read_csv(tmp_path / "report" / "tables" / "costs.csv").columns
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "| trace | policy | variant | AWF | P2SF | mean wait | max wait | utilisation | median wait |" in text
+
+
+def test_without_the_entry_nothing_shows_it(tmp_path, capsys):
+    assert "median_wait" not in METRICS  # the test above removed its metric
+    assert main(["simulate", str(TINY), "--no-progress"]) == 0
+    assert "median wait" not in capsys.readouterr().out
+
+
+def test_report_only_metrics_come_after_the_per_class_keys(monkeypatch):
+    jobs = pd.read_csv(DATA / "metrics" / "lineage_jobs.csv", dtype={"job_id": str})
+    plain = summarize(jobs)
+    full = summarize(jobs, recomputed=True)
+    assert list(full)[:len(plain)] == list(plain)
+    assert {"class_divider", "wasted_fraction", "nb_jobs_actual_small"} <= set(full) - set(plain)
+    assert plain["tau"] == DEFAULT_TAU == metrics.bounded_slowdown.__defaults__[0]
