@@ -45,10 +45,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # beyond the paper (docs/results.md): jobs the forest cannot call large are probed under the safeguard
     "classification-probing": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                "probe_threshold": 0.02, "divider_estimates": "all"},
-    # issue 22: probing whose failed trials cost at most half a divider and 400 s (docs/results.md)
+    # issue 22: probing whose failed trials cost at most half a divider and 300 s (docs/results.md)
     "classification-bounded": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
-                               "probe_limit": 400},
+                               "probe_limit": 300},
 }
 
 

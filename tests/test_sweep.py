@@ -353,3 +353,51 @@ def test_runs_made_before_the_algorithm_option_keep_their_hash(tmp_path):
     plugin_options = ("algorithm_options", "policy_options", "estimator", "estimator_options")
     before_plugins = {k: v for k, v in run.config.items() if k not in plugin_options}  # before plug-ins
     assert run.config_hash == replace(run, config=before_plugins).config_hash
+
+
+# --- the algorithms axis -----------------------------------------------------------------------
+
+def test_an_algorithms_axis_runs_every_algorithm_under_every_policy_and_labels_the_others(tmp_path):
+    config = tiny_config(tmp_path, algorithms=["easy", "conservative_bf"], variants=["base"])
+    runs = config.runs()
+    assert [(run.policy, run.config["algorithm"], run.config["policy"]) for run in runs] == [
+        ("fcfs", "easy", "fcfs"), ("spf", "easy", "spf"),
+        ("conservative_bf fcfs", "conservative_bf", "fcfs"), ("conservative_bf spf", "conservative_bf", "spf")]
+    assert len({run.relative_dir for run in runs}) == 4
+    # without the axis, the algorithm comes from the options and labels name the policy only
+    plain = tiny_config(tmp_path, options={"algorithm": "conservative_bf"}, variants=["base"]).runs()
+    assert [(run.policy, run.config["algorithm"]) for run in plain] == [("fcfs", "conservative_bf"),
+                                                                       ("spf", "conservative_bf")]
+
+
+@pytest.mark.parametrize("changes, says", [
+    (dict(algorithms=["easy", "nope"]), "unknown algorithm"),
+    (dict(algorithms=[]), "'algorithms' is empty"),
+    (dict(algorithms=["easy", "easy_bf"]), "'algorithms' lists a value twice"),  # batsched's name of EASY
+    (dict(algorithms=["easy"], options={"algorithm": "fcfs"}), "set algorithm with 'algorithms'"),
+    (dict(algorithms=["easy"], variants=[{"name": "x", "algorithm": "fcfs"}]), "variant x: set the algorithm"),
+])
+def test_a_bad_algorithms_axis_is_a_clear_error(tmp_path, changes, says):
+    with pytest.raises(ConfigError, match=says):
+        tiny_config(tmp_path, **changes)
+
+
+def test_reports_name_the_algorithm_of_each_scheduler():
+    from scheduler.experiments.labels import policy_label, scheduler_name, split_label
+
+    assert scheduler_name("spf") == "EASY-SPF"
+    assert scheduler_name(policy_label("conservative_bf", "fcfs")) == "CONSERVATIVE-FCFS"
+    assert scheduler_name(policy_label("examples/lookahead.py:Lookahead", "saf")) == "LOOKAHEAD-SAF"
+    assert split_label(policy_label("filler", "wfp")) == ("filler", "wfp")
+
+
+@pytest.mark.slow
+def test_a_sweep_over_two_algorithms_reports_both(tmp_path):
+    from scheduler.experiments.report import write_report
+
+    config = tiny_config(tmp_path, algorithms=["easy", "conservative_bf"], policies=["fcfs"], variants=["base"])
+    outcome = run_sweep(config, tmp_path / "results", workers=0)
+    assert set(statuses(outcome).values()) == {"done"}
+    write_report(tmp_path / "results", tmp_path / "report", plots=False)
+    table = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "| sample | EASY-FCFS | 0% |" in table and "| sample | CONSERVATIVE-FCFS |" in table

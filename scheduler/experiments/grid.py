@@ -1,4 +1,4 @@
-"""A sweep's configuration: which traces, policies, variants and seeds, expanded into runs.
+"""A sweep's configuration: which traces, algorithms, policies, variants and seeds, expanded into runs.
 
 A sweep config is a JSON object (YAML too when PyYAML is installed)::
 
@@ -35,6 +35,11 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
 ``policies``
     Queue orders (``fcfs``, ``spf``, ``saf``, ``sqf``, ``lpf``, ``wfp``, any other ``--policy`` name or
     plug-in), or ``"all"`` (the six).
+``algorithms``
+    Optional: scheduling algorithms (``easy``, ``conservative_bf``, ``easy_bf_fast``, ``fcfs``, ``filler``
+    or a plug-in), each run under every policy. A run's policy label then names its algorithm when it
+    is not EASY (``"conservative_bf fcfs"``; reports show ``CONSERVATIVE-FCFS``). Without it, the
+    algorithm comes from ``options`` or the variant (EASY by default) and labels name the policy only.
 ``variants``
     The paper's variants (:data:`scheduler.config.VARIANTS`), or ``"all"``. An entry may also be an
     object ``{"name": "idempotent-paper", "variant": "classification-idempotent", "features": "paper"}``:
@@ -65,6 +70,7 @@ from scheduler.checksums import data_hash
 from scheduler.config import VARIANTS, SchedulerConfig, positive_seconds
 from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
+from scheduler.experiments.labels import policy_label
 from scheduler.plugins import resolve
 from scheduler.values import DEFAULT_TAU
 
@@ -113,20 +119,27 @@ class SweepConfig:
     options: dict = field(default_factory=dict)
     trace_dirs: list[str] = field(default_factory=list)
     source: str | None = None
+    #: The algorithms axis, when the config has one (else the algorithm comes from the options, EASY by default).
+    algorithms: list[str] | None = None
 
     def runs(self) -> list["RunSpec"]:
-        """Every run of the grid traces x policies x variants x seeds, in that order."""
+        """Every run of the grid traces x algorithms x policies x variants x seeds, in that order. With an
+        algorithms axis, a run's policy label names its algorithm too when that is not EASY
+        (``"conservative_bf fcfs"``)."""
         runs = []
         for trace in self.traces:
-            for policy in self.policies:
-                for variant in self.variants:
-                    for seed in self.seeds:
-                        options = {**VARIANTS[variant.base], **self.options, **trace.options, **variant.options,
-                                   "policy": policy, "seed": seed}
-                        config = SchedulerConfig.from_dict(
-                            options, f"{self.source or 'sweep config'}: trace {trace.name}, variant {variant.name}")
-                        runs.append(RunSpec(trace=trace, policy=policy, variant=variant.name, seed=seed,
-                                            tau=self.tau, config=config.to_dict()))
+            for algorithm in self.algorithms or [None]:
+                axis = {} if algorithm is None else {"algorithm": algorithm}
+                for policy in self.policies:
+                    for variant in self.variants:
+                        for seed in self.seeds:
+                            options = {**VARIANTS[variant.base], **self.options, **trace.options,
+                                       **variant.options, **axis, "policy": policy, "seed": seed}
+                            config = SchedulerConfig.from_dict(
+                                options, f"{self.source or 'sweep config'}: trace {trace.name}, variant {variant.name}")
+                            label = policy if algorithm is None else policy_label(algorithm, policy)
+                            runs.append(RunSpec(trace=trace, policy=label, variant=variant.name, seed=seed,
+                                                tau=self.tau, config=config.to_dict()))
         return runs
 
 
@@ -254,6 +267,7 @@ class _SweepFile(msgspec.Struct, forbid_unknown_fields=True):
     description: str | None = None
     trace_dirs: list[str] | str = []
     policies: list[str] | str = msgspec.field(default_factory=lambda: ["fcfs"])
+    algorithms: list[str] | str | None = None
     variants: list[str | dict[str, Any]] | str | dict[str, Any] = msgspec.field(
         default_factory=lambda: ["base"])
     seeds: list[int] | int = msgspec.field(default_factory=lambda: [0])
@@ -294,6 +308,7 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
 
     policies = list(POLICIES) if sweep.policies == "all" else _as_list(sweep.policies)
     policies = [_policy(p, source) for p in policies]
+    algorithms = None if sweep.algorithms is None else [_algorithm(a, source) for a in _as_list(sweep.algorithms)]
     variants_data = list(VARIANTS) if sweep.variants == "all" else _as_list(sweep.variants)
     variants = [_variant(v, f"{source}: variants[{i}]") for i, v in enumerate(variants_data)]
     seeds = _as_list(sweep.seeds)
@@ -301,22 +316,29 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
         tau = positive_seconds(sweep.tau)
     except ValueError as exc:
         raise ConfigError(f"{source}: 'tau': {exc}") from None
-    forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in sweep.options})
+    axes = {"policy", "seed"} | ({"algorithm"} if algorithms is not None else set())
+    forbidden = sorted(axes & {k.replace("-", "_") for k in sweep.options})
     if forbidden:
-        raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'policies' / 'seeds', not in 'options'")
+        raise ConfigError(f"{source}: set {', '.join(forbidden)} with 'algorithms' / 'policies' / 'seeds', "
+                          f"not in 'options'")
     trace_dirs = [str(_resolve(d, base)) for d in _as_list(sweep.trace_dirs)]
-    for key, values in (("policies", policies), ("variants", variants), ("seeds", seeds)):
-        if not values:
+    for key, values in (("algorithms", algorithms), ("policies", policies), ("variants", variants),
+                        ("seeds", seeds)):
+        if values is not None and not values:
             raise ConfigError(f"{source}: '{key}' is empty: it would make no run")
-    for dup in ("policies", "seeds"):
-        values = policies if dup == "policies" else seeds
-        if len(set(values)) != len(values):
-            raise ConfigError(f"{source}: '{dup}' lists a value twice")
+    for key, values in (("algorithms", algorithms), ("policies", policies), ("seeds", seeds)):
+        if values is not None and len(set(values)) != len(values):
+            raise ConfigError(f"{source}: '{key}' lists a value twice")
+    if algorithms is not None:
+        for variant in variants:
+            if "algorithm" in {k.replace("-", "_") for k in variant.options}:
+                raise ConfigError(f"{source}: variant {variant.name}: set the algorithm with 'algorithms', "
+                                  f"not in a variant")
     if len({v.name for v in variants}) != len(variants):
         raise ConfigError(f"{source}: 'variants' lists a name twice")
     config = SweepConfig(name=sweep.name or Path(source).stem, traces=traces, policies=policies,
                          variants=variants, seeds=seeds, tau=tau, options=dict(sweep.options),
-                         trace_dirs=trace_dirs, source=source)
+                         trace_dirs=trace_dirs, source=source, algorithms=algorithms)
     config.runs()  # validates every combination's scheduling options now, not in the workers
     return config
 
@@ -352,6 +374,13 @@ def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
     return TraceSpec(name=name, path=str(_resolve(path, base)) if path else None, archive=archive,
                      nb_res=entry.nb_res, platform=str(_resolve(entry.platform, base)) if entry.platform else None,
                      max_jobs=entry.max_jobs, options=dict(entry.options))
+
+
+def _algorithm(name: str, source: str) -> str:
+    try:
+        return resolve("algorithm", name)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def _policy(name: str, source: str) -> str:

@@ -16,6 +16,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from scheduler.experiments.labels import scheduler_name
+
 DPI = 150
 #: Colours per variant, stable across figures.
 COLOURS = {
@@ -147,7 +149,7 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
             if curve is not None and len(curve):
                 ax.plot(curve["days"], curve["cumulative_bsld"], label=variant, color=colour(variant, variants),
                         linewidth=1.3)
-        ax.set_title(f"EASY-{policy.upper()}", fontsize=10)
+        ax.set_title(scheduler_name(policy), fontsize=10)
         ax.set_xlabel("submission time (days)", fontsize=8)
         ax.set_ylabel("cumulative bsld", fontsize=8)
         ax.tick_params(labelsize=7)
@@ -171,7 +173,7 @@ def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequenc
                     color=colour(variant, variants), linewidth=1.2)
         _scale(ax, [table["mean_bsld"] for _, table in tables])
         _integer_axis(ax, [table["month"] + 1 for _, table in tables])
-        ax.set_title(f"EASY-{policy.upper()}", fontsize=10)
+        ax.set_title(scheduler_name(policy), fontsize=10)
         ax.set_xlabel("month (30-day periods from the first submission)", fontsize=8)
         ax.set_ylabel("mean bsld", fontsize=8)
         ax.tick_params(labelsize=7)
@@ -228,7 +230,7 @@ def class_bars(table: pd.DataFrame, variants: Sequence[str], trace: str, path: P
             ax.bar(x + (i - (len(present) - 1) / 2) * width, rows[name].to_numpy(dtype=float), width, label=variant,
                    color=colour(variant, variants))
         ax.set_xticks(x)
-        ax.set_xticklabels([f"EASY-{p.upper()}" for p in policies], fontsize=8)
+        ax.set_xticklabels([scheduler_name(p) for p in policies], fontsize=8)
         ax.set_xlabel("scheduler (EASY and its queue order)", fontsize=8)
         _scale(ax, table[name].to_numpy(dtype=float))
         ax.set_title(f"{name} jobs", fontsize=10)
@@ -279,7 +281,7 @@ def tradeoff(table: pd.DataFrame, variants: Sequence[str], trace: str, path: Pat
         for (policy, variant), row in table.iterrows():
             ax.scatter(100 * row[column], 100 * row["reduction"], color=colour(str(variant), variants),
                        marker=markers[policies.index(policy) % len(markers)], s=36, edgecolors="black",
-                       linewidths=0.4, label=f"{variant}, EASY-{str(policy).upper()}")
+                       linewidths=0.4, label=f"{variant}, {scheduler_name(str(policy))}")
         ax.set_xlabel(label, fontsize=8)
         ax.set_ylabel("reduction of mean bsld (%)", fontsize=8)
         ax.tick_params(labelsize=7)

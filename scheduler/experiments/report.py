@@ -41,6 +41,7 @@ from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError, WorkloadError
 from scheduler.experiments import plots as figures_module
 from scheduler.experiments.collect import RunData, analyze_runs, discover_runs
+from scheduler.experiments.labels import scheduler_name, split_label
 from scheduler.experiments.report_markdown import markdown_to_html, render_markdown
 from scheduler.metrics import report_columns
 from scheduler.outputs import atomic_open, write_text
@@ -57,8 +58,11 @@ def _known(given: str | None, default: str, names: list[str], option: str, what:
     return given
 
 
-def policy_key(policy: str) -> tuple:
-    return (POLICY_ORDER.index(policy) if policy in POLICY_ORDER else len(POLICY_ORDER), policy)
+def policy_key(label: str) -> tuple:
+    """Sort key of a queue-order label: EASY's first, then by algorithm; the paper's orders first, in its order."""
+    algorithm, policy = split_label(label)
+    return (algorithm != "easy", algorithm,
+            POLICY_ORDER.index(policy) if policy in POLICY_ORDER else len(POLICY_ORDER), policy)
 
 
 def variant_order(variants: Iterable[str]) -> list[str]:
@@ -269,7 +273,7 @@ def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
         bsld = report.pivot("mean_bsld")
         if trace in bsld.index.get_level_values(0):
             values = bsld.loc[trace]
-            values.index = [f"EASY-{p.upper()}" for p in values.index]
+            values.index = [scheduler_name(p) for p in values.index]
             _add(figures["fig9"], figures_module.grouped_bars(values, f"{trace}: mean bounded slowdown per variant",
                                                      "mean bsld", folder / f"fig9_variants_{slug}.png",
                                                      log=True, variants=report.variants))
@@ -279,7 +283,7 @@ def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
                                                              folder / f"tradeoff_{slug}.png"))
         run = report.classifier_run(trace)
         if run is not None:
-            label = f"EASY-{run.files.policy.upper()} {run.files.variant}, seed {run.files.seed}"
+            label = f"{scheduler_name(run.files.policy)} {run.files.variant}, seed {run.files.seed}"
             _add(figures["fig4"], figures_module.classifier_weeks(run.weeks, trace, label,
                                                          folder / f"fig4_classifier_weeks_{slug}.png"))
     return figures

@@ -12,6 +12,7 @@ import markdown
 import numpy as np
 import pandas as pd
 
+from scheduler.experiments.labels import scheduler_name
 from scheduler.metrics import report_columns
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: 
 
 def _label(key: tuple) -> list[str]:
     trace, policy, *rest = key
-    return [trace, f"EASY-{policy.upper()}", *rest]
+    return [trace, scheduler_name(policy), *rest]
 
 
 def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: dict[str, list[Path]],
@@ -100,8 +101,8 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
 
     # Reduction
     reduction = tables["reduction"]
-    out.append(f"## Reduction of mean bsld relative to EASY-{ref_policy.upper()} {ref_variant} (Table 7)\n")
-    out.append(f"`1 - bsld / bsld(EASY-{ref_policy.upper()} {ref_variant})` of the same trace; positive is better.")
+    out.append(f"## Reduction of mean bsld relative to {scheduler_name(ref_policy)} {ref_variant} (Table 7)\n")
+    out.append(f"`1 - bsld / bsld({scheduler_name(ref_policy)} {ref_variant})` of the same trace; positive is better.")
     paper = PAPER["reduction"]
     has_paper = any((t, p) in paper for t, p in reduction.index)
     compare = report.compare if report.compare in reduction.columns else None
@@ -179,7 +180,7 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
             weeks = run.weeks
             weeks = weeks[weeks["n_known"] > 0] if "n_known" in weeks else weeks
             out.append(f'<details markdown="1"><summary>{trace}: per week '
-                       f"(EASY-{run.files.policy.upper()} {run.files.variant}, seed {run.files.seed})</summary>\n")
+                       f"({scheduler_name(run.files.policy)} {run.files.variant}, seed {run.files.seed})</summary>\n")
             out.append(markdown_table(
                 ["week", "divider (s)", "jobs", "predicted small", "accuracy", "precision", "recall", "false-small",
                  "false-large"],
@@ -233,7 +234,7 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     tradeoff = tables["tradeoff"]
     if "large_vs_base" in tradeoff and tradeoff["wasted_fraction"].gt(0).any():
         out.append("## Gain against harm\n")
-        out.append(f"Each variant's reduction of mean bsld (relative to EASY-{ref_policy.upper()} {ref_variant}) against "
+        out.append(f"Each variant's reduction of mean bsld (relative to {scheduler_name(ref_policy)} {ref_variant}) against "
                    "what it costs: the wasted work (share of the useful work), the actually-large jobs' mean bsld and "
                    "the longest wait, each against base under the same policy.\n")
         rows = [_label(k) + [_percent(r["reduction"]), _percent(r["wasted_fraction"], 2),
