@@ -30,7 +30,7 @@ COLOURS = {
     "classification-bounded": "#222222",
 }
 #: Colours of the other variants, in order of appearance: none of them is one of the named variants'.
-_EXTRA = ["#937860", "#da8bc3", "#8c8c8c", "#64b5cd", "#17becf", "#ff7f0e", "#9467bd", "#bcbd22", "#e377c2",
+_EXTRA = ["#937860", "#da8bc3", "#8c8c8c", "#64b5cd", "#e7298a", "#ff7f0e", "#9467bd", "#bcbd22", "#e377c2",
           "#1f1f7a", "#7f3f00", "#006d5b"]
 
 
