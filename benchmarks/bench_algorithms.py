@@ -31,15 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     REPO,
-    Timing,
-    calibration_loop,
     child_env,
+    interleaved_children,
     machine_line,
     markdown_table,
     ratio,
     run_child,
     seconds,
     shared_path,
+    synthetic_trace,
 )
 
 SDSC = "workloads/SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -96,38 +96,23 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, t
 
             traces[name] = path, len(load_workload(path))
         else:
-            from scheduler.workloads.batsim_json import write_batsim_json
-            from scheduler.workloads.synthetic import generate
-
-            workload = generate(synthetic_jobs, weeks=synthetic_jobs / 1000, nb_res=128, seed=1)
+            path, workload = synthetic_trace(synthetic_jobs, scratch)
             traces[f"{name} (generate({synthetic_jobs}, weeks={synthetic_jobs / 1000:g}, nb_res=128, seed=1))"] = \
-                write_batsim_json(workload, scratch / "synthetic.json"), len(workload)
+                path, len(workload)
     return traces
 
 
 def measure(name: str, trace: Path, nb_jobs: int, algorithms: list[str], scratch: Path, rounds: int) -> None:
     commands = {algorithm: simulate_command(trace, algorithm, scratch / f"{name}_{algorithm}")
                 for algorithm in algorithms}
-    walls: dict[str, list[float]] = {algorithm: [] for algorithm in algorithms}
-    cpus: dict[str, list[float]] = {algorithm: [] for algorithm in algorithms}
-    calibration = []
-    for _ in range(rounds):
-        calibration.append(calibration_loop())
-        for algorithm, command in commands.items():
-            child = run_child(command, cwd=REPO, env=child_env(bytecode=scratch / "bytecode"))
-            walls[algorithm].append(child.wall)
-            cpus[algorithm].append(child.cpu)
-
-    wall = {algorithm: Timing(values) for algorithm, values in walls.items()}
-    cpu = {algorithm: min(values) for algorithm, values in cpus.items()}
+    wall, cpu, calibration = interleaved_children(commands, rounds, scratch / "bytecode")
     rows = [[algorithm, seconds(wall[algorithm].best), seconds(wall[algorithm].median), seconds(cpu[algorithm]),
              ratio(wall[algorithm].best, wall["easy"].best), ratio(cpu[algorithm], cpu["easy"]),
              f"{cpu[algorithm] / nb_jobs * 1e6:.0f}"] for algorithm in algorithms]
     print(f"\n## {name} (`{trace.name}`, {nb_jobs:,} jobs)\n")
     print(markdown_table(["algorithm", "wall best", "wall median", "CPU best", "wall / easy", "CPU / easy",
                           "CPU µs / job"], rows))
-    print(f"\nCalibration loop in this run: best {seconds(Timing(calibration).best)}, median "
-          f"{seconds(Timing(calibration).median)}.")
+    print(f"\nCalibration loop in this run: best {seconds(calibration.best)}, median {seconds(calibration.median)}.")
 
 
 if __name__ == "__main__":

@@ -34,15 +34,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     REPO,
-    Timing,
-    calibration_loop,
     child_env,
+    interleaved_children,
     machine_line,
     markdown_table,
     ratio,
     run_child,
     seconds,
     shared_path,
+    synthetic_trace,
 )
 
 SHARED_TRACES = {"SDSC-SP2": "workloads/SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N": "workloads/HPC2N-2002-2.2-cln.swf.gz"}
@@ -100,28 +100,13 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, P
                 continue
             traces[name] = path
         else:
-            from scheduler.workloads.batsim_json import write_batsim_json
-            from scheduler.workloads.synthetic import generate
-
-            workload = generate(synthetic_jobs, weeks=synthetic_jobs / 1000, nb_res=128, seed=1)
-            traces[name] = write_batsim_json(workload, scratch / "synthetic.json")
+            traces[name] = synthetic_trace(synthetic_jobs, scratch)[0]
     return traces
 
 
 def measure(name: str, trace: Path, scratch: Path, rounds: int) -> None:
     commands = {variant: simulate_command(trace, variant, scratch / f"{name}_{variant}") for variant in VARIANTS}
-    walls: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
-    cpus: dict[str, list[float]] = {variant: [] for variant in VARIANTS}
-    calibration = []
-    for _ in range(rounds):
-        calibration.append(calibration_loop())
-        for variant, command in commands.items():
-            child = run_child(command, cwd=REPO, env=child_env(bytecode=scratch / "bytecode"))
-            walls[variant].append(child.wall)
-            cpus[variant].append(child.cpu)
-
-    wall = {variant: Timing(values) for variant, values in walls.items()}
-    cpu = {variant: min(values) for variant, values in cpus.items()}
+    wall, cpu, calibration = interleaved_children(commands, rounds, scratch / "bytecode")
     base_wall, base_cpu = wall["base"].best, cpu["base"]
     rows = []
     for variant in VARIANTS:
@@ -142,8 +127,7 @@ def measure(name: str, trace: Path, scratch: Path, rounds: int) -> None:
         print(f"\n{variant} / classification-idempotent: wall {ratio(probing, idempotent)}, CPU "
               f"{ratio(cpu[variant], cpu['classification-idempotent'])} (target ≤ {PROBING_TARGET:g}x wall: "
               f"{verdict}).")
-    print(f"\nCalibration loop in this run: best {seconds(Timing(calibration).best)}, median "
-          f"{seconds(Timing(calibration).median)}.")
+    print(f"\nCalibration loop in this run: best {seconds(calibration.best)}, median {seconds(calibration.median)}.")
 
 
 if __name__ == "__main__":

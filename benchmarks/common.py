@@ -187,6 +187,34 @@ def run_child(argv: Sequence[str], cwd: Path | None = None, env: dict[str, str] 
     return run
 
 
+def interleaved_children(commands: dict[str, list[str]], rounds: int,
+                         bytecode: Path) -> tuple[dict[str, Timing], dict[str, float], Timing]:
+    """Each command once per round, in order, ``rounds`` times (a slow spell of the machine hits all alike),
+    each a fresh process keeping its bytecode in ``bytecode``: the wall :class:`Timing` of each, its best CPU
+    time, and the calibration loop timed before each round."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    calibration = []
+    for _ in range(rounds):
+        calibration.append(calibration_loop())
+        for name, command in commands.items():
+            child = run_child(command, cwd=REPO, env=child_env(bytecode=bytecode))
+            walls[name].append(child.wall)
+            cpus[name].append(child.cpu)
+    return ({name: Timing(values) for name, values in walls.items()},
+            {name: min(values) for name, values in cpus.items()}, Timing(calibration))
+
+
+def synthetic_trace(jobs: int, folder: Path):
+    """``generate(jobs, weeks=jobs / 1000, nb_res=128, seed=1)`` written to ``folder/synthetic.json``: the
+    file and the workload."""
+    from scheduler.workloads.batsim_json import write_batsim_json
+    from scheduler.workloads.synthetic import generate
+
+    workload = generate(jobs, weeks=jobs / 1000, nb_res=128, seed=1)
+    return write_batsim_json(workload, folder / "synthetic.json"), workload
+
+
 # --- a baseline revision -------------------------------------------------------------
 
 

@@ -345,11 +345,12 @@ class SchedulerConfig:
             if self.probe_threshold >= self.classifier_threshold:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
+        changed = {f.name for f in fields(self) if getattr(self, f.name) != f.default}
         for name in ("probe_length", "probe_limit", "probe_width"):
-            if getattr(self, name) != SchedulerConfig.__dataclass_fields__[name].default and self.probe_threshold is None:
+            if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
         for name in ("siblings", "retry_queue"):
-            if getattr(self, name) != SchedulerConfig.__dataclass_fields__[name].default and self.safeguard != "kill":
+            if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "

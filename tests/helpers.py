@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pandas as pd
@@ -37,3 +38,41 @@ def make_workload(jobs: list[tuple], nb_res: int, **extras: list) -> Workload:
         }
     )
     return Workload(table, nb_res)
+
+
+_ENDPOINTS = itertools.count()
+
+
+def serve_in_process(messages: list[bytes], options: dict) -> tuple[list, Exception | None]:
+    """``serve``'s own message loop fed ``messages`` (queued up front) over an in-process socket: the
+    replies, and the :class:`~scheduler.errors.SchedulerError` it stopped on, if any (none: the run ended
+    with SIMULATION_ENDS). The short timeout ends a stream whose messages ran out."""
+    import zmq
+
+    from scheduler.batsim.server import DecisionServer
+    from scheduler.errors import SchedulerError
+
+    context = zmq.Context.instance()
+    server, batsim = context.socket(zmq.REP), context.socket(zmq.DEALER)
+    for sock in (server, batsim):
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.SNDHWM, 0)
+        sock.setsockopt(zmq.RCVHWM, 0)
+    endpoint = f"inproc://serve-in-process-{next(_ENDPOINTS)}"
+    server.bind(endpoint)
+    batsim.connect(endpoint)
+    try:
+        for message in messages:
+            batsim.send_multipart([b"", message])
+        error = None
+        try:
+            DecisionServer(options=options, timeout=0.01).serve(server)
+        except SchedulerError as exc:
+            error = exc
+        replies = []
+        while batsim.poll(0):
+            replies.append(batsim.recv_multipart()[1])
+        return replies, error
+    finally:
+        server.close()
+        batsim.close()

@@ -24,17 +24,18 @@ import signal
 from pathlib import Path
 
 import pytest
-import zmq
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from scheduler.batsim.protocol import BatsimCodec
-from scheduler.batsim.server import DecisionServer, error_text
+from scheduler.batsim.server import error_text
 from scheduler.cli import main
 from scheduler.errors import SchedulerError
 from scheduler.sim.output import read_jobs_csv
 from scheduler.values import MAX_SECONDS
 from scheduler.workloads import read_batsim_json
+
+from tests.helpers import serve_in_process
 
 EXAMPLES = int(os.environ.get("SCHEDULER_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -260,8 +261,6 @@ def test_any_json_workload_gives_a_result_or_one_line(text, options, tmp_path, c
 
 # --- door 3: serve's message streams ------------------------------------------------------------
 
-_ENDPOINTS = itertools.count()
-
 
 @st.composite
 def message_streams(draw) -> list[bytes]:
@@ -307,33 +306,6 @@ def message_streams(draw) -> list[bytes]:
         at = draw(st.integers(0, len(encoded[i])))
         encoded[i] = encoded[i][:at] + draw(st.binary(max_size=3)) + encoded[i][at + draw(st.integers(0, 2)):]
     return encoded
-
-
-def serve_in_process(messages: list[bytes], options: dict) -> tuple[list[bytes], SchedulerError | None]:
-    """``serve``'s own message loop fed ``messages`` (queued up front) over an in-process socket; the
-    replies, and the error it stopped on, if any."""
-    context = zmq.Context.instance()
-    endpoint = f"inproc://fuzz-{next(_ENDPOINTS)}"
-    server, batsim = context.socket(zmq.REP), context.socket(zmq.DEALER)
-    for sock in (server, batsim):
-        sock.setsockopt(zmq.LINGER, 0)
-    server.bind(endpoint)
-    batsim.connect(endpoint)
-    try:
-        for message in messages:
-            batsim.send_multipart([b"", message])
-        error = None
-        try:  # the short timeout ends a stream without SIMULATION_ENDS
-            DecisionServer(options=options, timeout=0.01).serve(server)
-        except SchedulerError as exc:
-            error = exc
-        replies = []
-        while batsim.poll(0):
-            replies.append(batsim.recv_multipart()[1])
-        return replies, error
-    finally:
-        server.close()
-        batsim.close()
 
 
 @pytest.mark.slow

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import itertools
 import json
 import socket
 import subprocess
@@ -29,52 +28,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.batsim.protocol import BatsimCodec
-from scheduler.batsim.server import DecisionServer, error_text
-from scheduler.errors import SchedulerError
+from scheduler.batsim.server import error_text
 
-from tests.helpers import REPO, SHARED
+from tests.helpers import REPO, SHARED, serve_in_process
 
 TRANSCRIPTS = SHARED / "batsim-transcripts"
 NAMES = sorted(p.parent.name for p in TRANSCRIPTS.glob("*/trace.jsonl")) if TRANSCRIPTS.is_dir() else []
 pytestmark = pytest.mark.skipif(not NAMES, reason=f"no transcripts in {TRANSCRIPTS}")
 
 OPTIONS = [{}, {"policy": "spf"}, {"classifier": "oracle", "safeguard": "kill"}]
-_ENDPOINTS = itertools.count()
 
 
 def recorded(name: str) -> list[dict]:
     lines = (TRANSCRIPTS / name / "trace.jsonl").read_text().splitlines()
     return [record["msg"] for record in map(json.loads, lines) if record["dir"] == "batsim->sched"]
-
-
-def serve_in_process(messages: list[bytes], options: dict) -> tuple[list[bytes], SchedulerError | None]:
-    """Serve ``messages`` (queued up front); the replies, and the error raised if any (none: the run
-    ended with SIMULATION_ENDS)."""
-    context = zmq.Context.instance()
-    endpoint = f"inproc://mutations-{next(_ENDPOINTS)}"
-    server = context.socket(zmq.REP)
-    batsim = context.socket(zmq.DEALER)
-    for sock in (server, batsim):
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.SNDHWM, 0)
-        sock.setsockopt(zmq.RCVHWM, 0)
-    server.bind(endpoint)
-    batsim.connect(endpoint)
-    try:
-        for message in messages:
-            batsim.send_multipart([b"", message])
-        error = None
-        try:  # returns once SIMULATION_ENDS is answered; the short timeout ends a run whose messages ran out
-            DecisionServer(options=options, timeout=0.01).serve(server)
-        except SchedulerError as exc:
-            error = exc
-        replies = []
-        while batsim.poll(0):
-            replies.append(batsim.recv_multipart()[1])
-        return replies, error
-    finally:
-        server.close()
-        batsim.close()
 
 
 @functools.cache
