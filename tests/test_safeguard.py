@@ -250,7 +250,7 @@ def test_a_watched_jobs_trial_ignores_its_own_runtime(options):
         result, _, _, messages = run([(0, 4, 1000, runtime), (5, 4, 1000, 20)], 8, set(),
                                      SchedulerConfig(**PROBING, **options), divider=100.0, uncertain_ids={"w0!0"})
         first = result.jobs.set_index("job_id").loc[["0", "1"], ["starting_time", "finish_time", "metadata"]]
-        decided = [(now, [d for d in decisions if not isinstance(d, RegisterJob)])  # (the profile is the job's)
+        decided = [(now, [d for d in decisions if not isinstance(d, (RegisterJob, RegisterProfile))])  # its profile
                    for now, _, decisions in messages if now <= first.finish_time["0"]]
         outcomes.append((first, decided))
     assert outcomes[0][0].equals(outcomes[1][0]) and outcomes[0][1] == outcomes[1][1]

@@ -18,6 +18,7 @@ from scheduler.errors import ConfigError
 from scheduler.metrics import METRICS
 from scheduler.outputs import check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
+from scheduler.sim.engine import SimulationOptions
 from scheduler.sim.simulate import simulate
 from scheduler.values import DEFAULT_TAU
 from scheduler.workloads import load_workload
@@ -50,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
     parser.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                        help="model a Batsim run with this flag (it echoes JOB_SUBMITTED for each job the safeguard "
+                             "resubmits; the extra messages change which events of one instant arrive together)")
     parser.set_defaults(func=run)
 
 
@@ -126,7 +130,8 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
     started = time.perf_counter()
     show = not args.no_progress and sys.stderr.isatty()
     with progress_bar(len(workload), label) if show else nullcontext() as bar:
-        result, core = simulate(workload, config, nb_machines, progress=bar.update if bar else None)
+        options = SimulationOptions(acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
+        result, core = simulate(workload, config, nb_machines, options, progress=bar.update if bar else None)
     outcome = core.outcome()
     summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started,
                           variant=label)

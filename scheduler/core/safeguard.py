@@ -2,9 +2,15 @@
 ``divider`` seconds after it started is killed and resubmitted as a large job.
 
 With Batsim this takes CALL_ME_LATER at start + divider, KILL_JOB when the call comes and
-the job still runs, then REGISTER_JOB of ``<id>#<attempt>`` (same ``res``, walltime and
-profile) with SET_JOB_METADATA recording the lineage. The embedded engine goes through the
-very same decisions.
+the job still runs, then REGISTER_PROFILE of a copy of the job's ``delay`` profile and
+REGISTER_JOB of ``<id>#<attempt>`` (same ``res`` and walltime) with SET_JOB_METADATA recording
+the lineage. The embedded engine goes through the very same decisions.
+
+The copy is registered whether or not Batsim runs with ``--enable-profile-reuse``: every
+decision is a message that takes a step of Batsim's clock, and the steps decide which events
+due at the same instant reach the scheduler together (:mod:`scheduler.sim.simgrid`). Decisions
+that depended on that flag would make a run under Batsim part ways with ``simulate``, which
+cannot know the flag. Only a profile whose delay we do not know is reused, which needs the flag.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from scheduler.errors import ConfigError
 class Safeguard:
     """Deadlines of small jobs, the kills they cause, and the resubmissions that follow."""
 
-    def __init__(self, alarms: Alarms, profile_reuse: bool = True) -> None:
+    def __init__(self, alarms: Alarms, profile_reuse: bool = False) -> None:
         self.alarms = alarms
         self.profile_reuse = profile_reuse
         self._deadlines: list[tuple[float, str]] = []  # (start + divider, job id)
@@ -72,13 +78,13 @@ class Safeguard:
         job_id = f"{workload}!{name}#{attempt}"
         profile = killed.profile
         decisions: list[Decision] = []
-        if not self.profile_reuse:
-            # Batsim garbage-collects a profile once a job using it finished: register a copy.
-            if killed.runtime is None:
-                raise ConfigError(f"cannot resubmit {killed.id!r}: its profile {profile!r} is not a known delay "
-                                  "profile; run Batsim with --enable-profile-reuse")
+        if killed.runtime is not None:
+            # a copy: Batsim garbage-collects a profile once its jobs ended (unless profiles are reused)
             profile = f"{profile}_resubmit_{name}_{attempt}"
             decisions.append(RegisterProfile(workload, profile, killed.runtime))
+        elif not self.profile_reuse:
+            raise ConfigError(f"cannot resubmit {killed.id!r}: its profile {profile!r} is not a known delay "
+                              "profile; run Batsim with --enable-profile-reuse")
         registered = Job(job_id, now, killed.res, killed.walltime, profile, killed.runtime, dict(killed.extras))
         decisions.append(RegisterJob(registered))
         decisions.append(SetMetadata(job_id, f"parent={original_id};class=large"))

@@ -136,7 +136,7 @@ class BatsimEngine(BatsimActors):
             self._maestro()
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
         return SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
-                                unfinished, self._deciding)
+                                unfinished, self._deciding, self.options.flags())
 
     def _maestro(self) -> None:
         """SimGrid's main loop: every actor ready to run runs until it blocks, then their calls are handled

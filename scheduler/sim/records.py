@@ -63,6 +63,11 @@ class SimulationOptions:
     enable_profile_reuse: bool = False
     sched_config: str = ""
 
+    def flags(self) -> list[str]:
+        """The Batsim command-line flags these options stand for (``--sched-cfg`` aside)."""
+        names = ("enable_dynamic_jobs", "acknowledge_dynamic_jobs", "enable_profile_reuse")
+        return ["--" + name.replace("_", "-") for name in names if getattr(self, name)]
+
 
 @dataclass
 class SimulationResult:
@@ -78,6 +83,7 @@ class SimulationResult:
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
     scheduling_time: float = 0.0  # wall-clock seconds the decision process took (its replies, waited for)
+    batsim_flags: list[str] = field(default_factory=list)  # the Batsim run modelled (SimulationOptions.flags)
 
     @cached_property
     def jobs(self) -> pd.DataFrame:

@@ -53,6 +53,7 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
         "classifier": outcome.classifier,
         "predictions": outcome.predictions,
         "messages": result.nb_messages,
+        "batsim_flags": result.batsim_flags,
         "scheduling_time": result.scheduling_time,
         "wall_time": wall_time,
     }

@@ -22,6 +22,12 @@ def simulate(
 ) -> tuple[SimulationResult, DecisionCore]:
     """Run ``workload`` through our decision core on the embedded engine.
 
+    ``options`` are the Batsim flags the run models. With the kill safeguard, dynamic jobs are enabled, as
+    Batsim must be run (``--enable-dynamic-jobs``); ``--acknowledge-dynamic-jobs`` adds Batsim's messages
+    that echo each resubmission, which change which events of one instant arrive together, so a run under
+    Batsim with that flag is reproduced only with it here. ``--enable-profile-reuse`` changes nothing: the
+    safeguard sends the same decisions either way.
+
     Raises :class:`SimulationError` if any job is left unaccounted for.
     """
     config = config or SchedulerConfig()
@@ -30,7 +36,7 @@ def simulate(
         config = replace(config, timezone=workload_timezone(workload))
     if config.safeguard != "none":
         # the safeguard resubmits killed jobs, which needs Batsim's dynamic jobs
-        options = replace(options or SimulationOptions(), enable_dynamic_jobs=True, enable_profile_reuse=True)
+        options = replace(options or SimulationOptions(), enable_dynamic_jobs=True)
     core = build_core(config)
     result = BatsimEngine(workload, nb_machines, options).run(core.decide, progress)
     if result.unfinished:
