@@ -95,7 +95,7 @@ class RunData:
     files: RunFiles
     metrics: dict[str, Any]
     cumulative: pd.DataFrame  # columns: days, cumulative_bsld (downsampled)
-    monthly: pd.DataFrame  # columns: month, mean_bsld, jobs
+    monthly: pd.DataFrame  # columns: month, mean_bsld, jobs, days (covered by submissions: 30 but the last)
     weeks: pd.DataFrame | None = None  # the classifier's weekly report
     warnings: list[str] = field(default_factory=list)
 
@@ -311,6 +311,8 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     month = np.floor((submission - origin) / MONTH).astype(int)
     monthly = (pd.DataFrame({"month": month, "bsld": bsld}).groupby("month")["bsld"].agg(["mean", "size"])
                .rename(columns={"mean": "mean_bsld", "size": "jobs"}).reset_index())
+    last = float(np.nanmax(folded["submission_time"].to_numpy())) - origin if len(folded) else 0.0
+    monthly["days"] = np.clip(last - monthly["month"].to_numpy() * MONTH, 0.0, MONTH) / 86400.0
     return RunData(files=files, metrics=metrics, cumulative=curve, monthly=monthly, weeks=weeks, warnings=warnings)
 
 
