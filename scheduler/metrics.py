@@ -355,7 +355,7 @@ for _metric in [
     Metric("useful_core_seconds", _useful),
     Metric("makespan", _makespan, "makespan", "s"),
     Metric("span", _span),
-    Metric("utilisation", _utilisation, "utilisation (useful work)", digits=3, report="utilisation (useful work)",
+    Metric("utilisation", _utilisation, "useful utilisation", digits=3, report="utilisation (useful work)",
            report_rank=5),
     Metric("awf", lambda run: awf(run.done["wait"], run.done["runtime"], run.done["res"]), "AWF", "s",
            report="AWF", report_rank=1),
