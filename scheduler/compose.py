@@ -23,7 +23,8 @@ from scheduler.knowledge.estimates import runtime_knowledge
 from scheduler.parts import Classifier, Parts
 from scheduler.plugins import is_builtin, make_algorithm, make_estimator, make_policy, source_file
 
-__all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy"]
+__all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy",
+           "warm_up"]
 
 
 def build_core(config: SchedulerConfig | None = None, classifier: Classifier | None = None) -> DecisionCore:
@@ -97,3 +98,17 @@ def input_files(config: SchedulerConfig) -> list[str]:
         plugins.append(("estimator", config.estimator))
     files += [path for kind, spec in plugins if spec and (path := source_file(kind, spec)) and path not in files]
     return files
+
+
+def warm_up(config: SchedulerConfig) -> None:
+    """Pay now the one-time start-up that the first run of ``config``'s kind in a process would otherwise
+    charge to its own time: importing the classifier (and scikit-learn) and the estimator's first fit, or
+    the predictions' accuracy report. A front end that times each run calls it before the clock starts."""
+    if config.classifier != "none":
+        import scheduler.knowledge.classifier  # noqa: F401
+    if config.classifier == "rf":
+        from scheduler.knowledge.learner import validate_estimator
+
+        validate_estimator(make_estimator(config.estimator, config.estimator_options))  # a fit on a few rows
+    if config.predictor != "requested":
+        import scheduler.knowledge.accuracy  # noqa: F401

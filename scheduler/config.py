@@ -34,6 +34,9 @@ DIVIDER_ESTIMATES = ("none", "running", "all")
 SIBLINGS = ("keep", "demote")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead")
+#: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width")
+KILL_OPTIONS = ("siblings", "retry_queue")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -346,10 +349,10 @@ class SchedulerConfig:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
         changed = {f.name for f in fields(self) if getattr(self, f.name) != f.default}
-        for name in ("probe_length", "probe_limit", "probe_width"):
+        for name in PROBING_OPTIONS:
             if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
-        for name in ("siblings", "retry_queue"):
+        for name in KILL_OPTIONS:
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.model is not None and self.classifier != "rf":

@@ -21,12 +21,14 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
 (rejected jobs are counted in ``nb_rejected`` only):
 
 - ``mean_bsld``, ``max_bsld``, ``cumulative_bsld`` (sum of bsld; :func:`cumulative_bsld` gives the
-  running sum in submission order), ``mean_wait``, ``max_wait``, ``mean_response`` (AF);
+  running sum in submission order), ``mean_wait``, ``max_wait``, ``mean_response`` (the mean response
+  time, or flow: finish - submission; Goponenko et al.'s AF, average flow);
 - ``makespan`` = the last finish time, from time 0: Batsim's ``makespan`` (``_schedule.csv``);
 - ``span`` = last finish - first submission: the time the workload occupied the machine;
-- ``utilisation`` = processor-seconds of all attempts (killed ones included) /
-  (nb_machines x span). On KTH-SP2 (first submission at 0) this is Batsim's
-  time_computing / (nb_machines x makespan);
+- ``utilisation`` = processor-seconds of useful work (``useful_core_seconds``: the killed attempts
+  left out, they are ``wasted_core_seconds``) / (nb_machines x span): a variant that only adds kills
+  does not read as a better use of the machine. Without kills, and with the first submission at 0 (as on
+  KTH-SP2), this is Batsim's time_computing / (nb_machines x makespan);
 - ``awf`` and ``p2sf`` from Goponenko et al., "Metrics for Packing Efficiency and Fairness of HPC
   Cluster Batch Job Scheduling", SBAC-PAD 2022 (doi:10.1109/SBAC-PAD55451.2022.00035), as in the
   authors' ``analysis/calculate_metrics.py`` (github.com/algo74/predictsim; ``AWAF`` and
@@ -39,7 +41,11 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
     P^aSF = integral(t^a t dA) / integral(t^a dA). ``p2sf`` is a = 2. P^0SF is the area-weighted
     mean of (W + F) / 2.
 - ``useful_core_seconds``: processor-seconds of the final attempts of the completed jobs;
-- ``nb_kills`` and ``wasted_core_seconds``; the same keys with a ``_<class>`` suffix per class when
+- ``nb_success``, ``nb_walltime`` (final attempt reached its walltime), ``nb_rejected``: the original jobs
+  by final state;
+- ``nb_kills`` (killed attempts), ``nb_jobs_killed`` (original jobs killed at least once),
+  ``share_jobs_killed`` (``nb_jobs_killed`` / ``nb_jobs``) and ``wasted_core_seconds``; the same keys
+  (but the share) with a ``_<class>`` suffix per class when
   the jobs carry one (a ``class`` column, or ``class=...`` in the metadata; a job's class is the
   first one its attempts carry).
 
@@ -58,7 +64,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from scheduler.core.events import REJECTED, SUCCESS
+from scheduler.core.events import REJECTED, SUCCESS, WALLTIME
 from scheduler.knowledge.choices import JobClass
 from scheduler.sim.output import JobsTable, column, numeric_column, text_values
 from scheduler.values import DEFAULT_TAU
@@ -298,8 +304,19 @@ def _wasted(run: JobSet) -> float:
 
 
 def _utilisation(run: JobSet) -> float:
-    used, span = _useful(run) + _wasted(run), _span(run)
+    used, span = _useful(run), _span(run)
     return used / (run.nb_machines * span) if run.nb_machines and span > 0 else math.nan
+
+
+def _share_killed(run: JobSet) -> float:
+    """The share of the original jobs killed at least once (NaN without jobs)."""
+    jobs = len(run.folded["attempts"])
+    return float((run.folded["attempts"] > 1).sum() / jobs) if jobs else math.nan
+
+
+def _nb_class(run: JobSet, job_class: JobClass) -> int:
+    """How many original jobs carry ``job_class`` first (0 when the jobs carry no class)."""
+    return int((run.folded["class"] == job_class.value).sum()) if "class" in run.folded else 0
 
 
 def _actual(name: str) -> list[Metric]:
@@ -321,6 +338,7 @@ for _metric in [
     Metric("nb_attempts", lambda run: int(run.folded["attempts"].sum())),
     Metric("nb_completed", lambda run: len(run.done["final_state"])),
     Metric("nb_success", lambda run: int((run.folded["final_state"] == SUCCESS).sum())),
+    Metric("nb_walltime", lambda run: int((run.folded["final_state"] == WALLTIME).sum())),
     Metric("nb_rejected", lambda run: len(run.folded["final_state"]) - len(run.done["final_state"])),
     Metric("mean_bsld", lambda run: _mean(run.bsld), "mean bsld (tau={tau:g}s)", digits=2, per_class=True),
     Metric("max_bsld", lambda run: float(run.bsld.max()) if len(run.bsld) else math.nan, per_class=True),
@@ -329,13 +347,16 @@ for _metric in [
            report_rank=3, per_class=True),
     Metric("max_wait", lambda run: _nan_max(run.done["wait"]), "max wait", "s", report="max wait", report_rank=4,
            per_class=True),
-    Metric("mean_response", lambda run: _nan_mean(run.done["response"]), "mean response (AF)", "s", per_class=True),
+    Metric("mean_response", lambda run: _nan_mean(run.done["response"]), "mean response", "s", per_class=True),
     Metric("nb_kills", lambda run: int((run.folded["attempts"] - 1).sum()), per_class=True),
+    Metric("nb_jobs_killed", lambda run: int((run.folded["attempts"] > 1).sum()), per_class=True),
+    Metric("share_jobs_killed", _share_killed),
     Metric("wasted_core_seconds", _wasted, per_class=True),
     Metric("useful_core_seconds", _useful),
     Metric("makespan", _makespan, "makespan", "s"),
     Metric("span", _span),
-    Metric("utilisation", _utilisation, "utilisation", digits=3, report="utilisation", report_rank=5),
+    Metric("utilisation", _utilisation, "useful utilisation", digits=3, report="utilisation (useful work)",
+           report_rank=5),
     Metric("awf", lambda run: awf(run.done["wait"], run.done["runtime"], run.done["res"]), "AWF", "s",
            report="AWF", report_rank=1),
     Metric("p2sf", lambda run: p_alpha_sf(run.done["wait"], run.done["runtime"], run.done["res"], 2.0), "P2SF",
@@ -346,8 +367,9 @@ for _metric in [
     *_actual("large"),
     Metric("wasted_fraction", lambda run: _wasted(run) / _useful(run) if _useful(run) > 0 else math.nan,
            summary=False),
-    Metric("nb_predicted_small", lambda run: int(np.isin(run.folded["class"], FAST_LANE).sum())
-           if "class" in run.folded else 0, summary=False),
+    # The classifier's answers (the first class of each job's attempts): small, and uncertain (probing) apart.
+    Metric("nb_predicted_small", lambda run: _nb_class(run, JobClass.SMALL), summary=False),
+    Metric("nb_predicted_uncertain", lambda run: _nb_class(run, JobClass.UNCERTAIN), summary=False),
 ]:
     register(_metric)
 

@@ -88,7 +88,14 @@ def test_summarize(lineage):
     assert summary["mean_response"] == 34.5
     assert summary["wasted_core_seconds"] == 32.0
     assert summary["makespan"] == 60.0
-    assert summary["utilisation"] == pytest.approx((20 + 8 + 20 + 80 + 4 + 5 + 30) / (4 * 60))
+    # issue 31: utilisation is useful work, the final attempts (2 x 40 + 20 + 30 + 5); the killed ones
+    # (20 + 8 + 4) are the wasted work
+    assert summary["utilisation"] == pytest.approx((80 + 20 + 30 + 5) / (4 * 60))
+    assert summary["utilisation"] == pytest.approx(summary["useful_core_seconds"] / (4 * summary["span"]))
+    # jobs 0 and 1 were killed (1 twice): 2 of the 5 jobs, in 3 killed attempts
+    assert (summary["nb_jobs_killed"], summary["share_jobs_killed"], summary["nb_kills"]) == (2, 2 / 5, 3)
+    assert (summary["nb_jobs_killed_small"], summary["nb_jobs_killed_large"]) == (2, 0)
+    assert (summary["nb_success"], summary["nb_walltime"], summary["nb_rejected"]) == (3, 1, 1)
     # q p F over final attempts: job 0 (2, 40, 50), 2 (1, 20, 20), 1 (1, 30, 58), 4 (1, 5, 10).
     assert summary["awf"] == pytest.approx((80 * 50 + 20 * 20 + 30 * 58 + 5 * 10) / (80 + 20 + 30 + 5))
     m3 = 2 * (50**4 - 10**4) + 20**4 + (58**4 - 28**4) + (10**4 - 5**4)

@@ -33,7 +33,7 @@ def test_one_entry_adds_a_metric_everywhere(tmp_path, monkeypatch, capsys):
     assert runs["median_wait"].tolist() == [value]
     assert "median_wait" in pd.read_csv(tmp_path / "report" / "tables" / "costs.csv").columns
     text = (tmp_path / "report" / "REPORT.md").read_text()
-    assert "| trace | policy | variant | AWF | P2SF | mean wait | max wait | utilisation | median wait |" in text
+    assert "| trace | policy | variant | AWF | P2SF | mean wait | max wait | utilisation (useful work) | median wait |" in text
 
 
 def test_without_the_entry_nothing_shows_it(tmp_path, capsys):

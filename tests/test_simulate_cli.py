@@ -53,8 +53,15 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]
-    assert rows["kills"] == [f"{k:,}" for k in kills] and kills[1] > 0 and kills[0] == kills[2] == 0
+    assert rows["killed attempts"] == [f"{k:,}" for k in kills] and kills[1] > 0 and kills[0] == kills[2] == 0
     assert rows["wasted processor-hours"][0] == "0" and rows["share of the work"][1].endswith("%")
+    # issue 31: the utilisation of useful work (a variant that only adds kills keeps base's), the jobs killed
+    utilisation = [summaries[name]["metrics"]["utilisation"] for name in variants]
+    assert rows["useful utilisation"] == [f"{u:.3f}" for u in utilisation]
+    assert all(abs(u - utilisation[0]) < 0.02 for u in utilisation)
+    killed = [summaries[name]["metrics"]["nb_jobs_killed"] for name in variants]
+    assert rows["jobs killed"] == [f"{k:,}" for k in killed] and 0 < killed[1] <= kills[1]
+    assert rows["share of all jobs"] == [f"{k / 3000:.2%}" for k in killed]
     assert "scheduler EASY-FCFS, estimates=requested" in out
     for name in variants:
         assert f"wrote {prefix}_{name}_jobs.csv, _schedule.csv, _summary.json" in out
@@ -67,8 +74,9 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     for name in variants:
         column = variants.index(name)
         assert f"{report.loc[name, 'mean_bsld']:.2f}" == rows["mean bsld (tau=60s)"][column]
-        assert f"{report.loc[name, 'nb_kills']:,}" == rows["kills"][column]
-        assert f"{report.loc[name, 'utilisation']:.3f}" == rows["utilisation"][column]
+        assert f"{report.loc[name, 'nb_kills']:,}" == rows["killed attempts"][column]
+        assert f"{report.loc[name, 'nb_jobs_killed']:,}" == rows["jobs killed"][column]
+        assert f"{report.loc[name, 'utilisation']:.3f}" == rows["useful utilisation"][column]
         if name != "base":
             assert f"{report.loc[name, 'classifier_precision']:.3f}" == rows["classifier precision"][column]
             assert f"{report.loc[name, 'classifier_recall']:.3f}" == rows["classifier recall"][column]
@@ -143,12 +151,12 @@ def test_a_job_wider_than_the_platform_rejected_by_the_scheduler_is_said(tmp_pat
     assert main(["simulate", trace, "--nb-res", "16"]) == 0
     out = capsys.readouterr().out
     assert "2 jobs read, 2 kept, 0 dropped" in out and "(2 jobs, 16 machines)" in out
-    assert "jobs                 1 succeeded, 1 rejected\n" in out
-    assert "rejected             requests 32 processors, the platform has 16 (1 job)\n" in out
+    assert "jobs                 2: 1 succeeded, 1 rejected\n" in out
+    assert "rejected             1 job: requests 32 processors, the platform has 16 (1 job)\n" in out
     # in a comparison, below the table, for each variant
     assert main(["simulate", trace, "--nb-res", "16", "--variant", "base,runtimes-clairvoyant"]) == 0
     out = capsys.readouterr().out
-    assert "rejected (runtimes-clairvoyant): requests 32 processors, the platform has 16 (1 job)" in out
+    assert "rejected (every variant): 1 job: requests 32 processors, the platform has 16 (1 job)" in out
 
 
 def test_every_cleaning_rule_is_reported_with_its_count(capsys):

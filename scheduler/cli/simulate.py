@@ -11,8 +11,8 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
-from scheduler.config import VARIANTS, SchedulerConfig
-from scheduler.core.events import FAILED, KILLED, REJECTED, SUCCESS, WALLTIME
+from scheduler.compose import warm_up
+from scheduler.config import KILL_OPTIONS, PROBING_OPTIONS, VARIANTS, SchedulerConfig
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError
 from scheduler.metrics import METRICS
@@ -126,7 +126,9 @@ def variant_names(text: str | None) -> list[str]:
 
 def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args: argparse.Namespace,
             prefix: str | None, label: str | None) -> tuple[dict, list[Path]]:
-    """Simulate one config; write its files under ``prefix`` (if any); return its summary and the files."""
+    """Simulate one config; write its files under ``prefix`` (if any); return its summary and the files.
+    The wall time is the run's own: the one-time start-up of its kind is paid before (:func:`warm_up`)."""
+    warm_up(config)
     started = time.perf_counter()
     show = not args.no_progress and sys.stderr.isatty()
     with progress_bar(len(workload), label) if show else nullcontext() as bar:
@@ -150,6 +152,7 @@ def progress_bar(total: int, label: str | None):
 
 def format_table(summary: dict) -> str:
     """A compact, aligned table of the headline results."""
+    metrics = summary["metrics"]
     rows = [("workload", _workload_line(summary)), ("scheduler", _scheduler_line(summary["config"]))]
     predictions = summary.get("predictions")
     if predictions:
@@ -161,14 +164,26 @@ def format_table(summary: dict) -> str:
     if classifier:
         rows.append(("classifier", f"{classifier['method']}: precision {classifier['precision']:.3f}, "
                                    f"recall {classifier['recall']:.3f}, false-small "
-                                   f"{classifier['false_small_rate']:.2%}, kills {classifier['kills']}"))
-    rows.append(("jobs", _job_states(summary["accounting"]["final_states"])))
+                                   f"{classifier['false_small_rate']:.2%}, uncertain "
+                                   f"{_rate(classifier.get('uncertain_rate'))} ({CLASSIFIER_NOTE})"))
+    rows.append(("jobs", f"{metrics['nb_jobs']:,}: " + ", ".join(f"{count:,} {name}" for name, count in
+                                                                 _job_states(metrics) if count)))
     rejected = rejections(summary)
     if rejected:
         rows.append(("rejected", rejected))
-    rows += [*_metric_rows(summary), ("wall time", f"{summary['wall_time']:.2f} s")]
+    rows += _metric_rows(summary)
+    rows.append(("jobs killed", f"{metrics['nb_jobs_killed']:,} ({_rate(metrics['share_jobs_killed'])} of all jobs), "
+                                f"in {metrics['nb_kills']:,} killed attempts"))
+    rows.append(("wasted work", f"{metrics['wasted_core_seconds'] / 3600:,.0f} processor-hours ("
+                                f"{_share(metrics['wasted_core_seconds'], metrics['useful_core_seconds'])} of the "
+                                "useful work)"))
+    rows.append(("wall time", f"{summary['wall_time']:.2f} s"))
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+#: What the classifier's scores count, said below the tables.
+CLASSIFIER_NOTE = "scores of the jobs classified small; uncertain jobs count as not small"
 
 
 def format_comparison(summaries: dict[str, dict]) -> str:
@@ -178,17 +193,25 @@ def format_comparison(summaries: dict[str, dict]) -> str:
     configs = [run["config"] for run in runs]
     differing = [key for key in configs[0] if len({repr(config[key]) for config in configs}) > 1]
     rows: list[tuple[str, list[str]]] = [("", names)]
-    rows += [(key, ["–" if config[key] is None else str(config[key]) for config in configs]) for key in differing]
+    rows += [(key, [_setting(config, key) for config in configs]) for key in differing]
+    rows.append(("jobs", [f"{run['metrics']['nb_jobs']:,}" for run in runs]))
+    states = [dict(_job_states(run["metrics"])) for run in runs]
+    for name in states[0]:
+        if name == "succeeded" or any(state[name] for state in states):
+            rows.append((f"  {name}", [f"{state[name]:,}" for state in states]))
     for metric in zip(*map(_metric_rows, runs)):  # one metric of every run
         rows.append((metric[0][0], [value for _, value in metric]))
         if metric[0][0].startswith("mean bsld"):
             rows.append((f"  reduction vs {names[0]}",
                          ["–"] + [f"{1 - run['metrics']['mean_bsld'] / reference:.1%}" for run in runs[1:]]))
+    classified = [run.get("classifier") for run in runs]
     for label, key, spec in [("precision", "precision", ".3f"), ("recall", "recall", ".3f"),
-                             ("false-small", "false_small_rate", ".2%")]:
-        rows.append((f"classifier {label}", [format(run["classifier"][key], spec) if run.get("classifier") else "–"
-                                             for run in runs]))
-    rows.append(("kills", [f"{run['metrics']['nb_kills']:,}" for run in runs]))
+                             ("false-small", "false_small_rate", ".2%"), ("uncertain", "uncertain_rate", ".2%")]:
+        rows.append((f"classifier {label}", [_rate(classifier.get(key), spec) if classifier else "–"
+                                             for classifier in classified]))
+    rows.append(("jobs killed", [f"{run['metrics']['nb_jobs_killed']:,}" for run in runs]))
+    rows.append(("  share of all jobs", [_rate(run["metrics"]["share_jobs_killed"]) for run in runs]))
+    rows.append(("killed attempts", [f"{run['metrics']['nb_kills']:,}" for run in runs]))
     rows.append(("wasted processor-hours", [f"{run['metrics']['wasted_core_seconds'] / 3600:,.0f}" for run in runs]))
     rows.append(("  share of the work", [_share(run["metrics"]["wasted_core_seconds"],
                                                 run["metrics"]["useful_core_seconds"]) for run in runs]))
@@ -199,16 +222,38 @@ def format_comparison(summaries: dict[str, dict]) -> str:
              f"scheduler {_scheduler_line(configs[0], omit=differing)}", ""]
     lines += ["  ".join([f"{label:<{widths[0]}}", *(f"{value:>{width}}" for value, width in zip(values, widths[1:]))])
               for label, values in rows]
-    lines += [f"rejected ({variant}): {line}" for variant, line in
-              ((variant, rejections(run)) for variant, run in summaries.items()) if line]
+    if any(classified):
+        lines.append(f"\nclassifier: {CLASSIFIER_NOTE} (uncertain: probing's trial runs; share of the jobs scored)")
+    said = {variant: rejections(run) for variant, run in summaries.items()}
+    if len(set(said.values())) == 1:
+        said = {"every variant": next(iter(said.values()))}
+    lines += [f"rejected ({variant}): {line}" for variant, line in said.items() if line]
     return "\n".join(lines)
 
 
-def rejections(summary: dict) -> str | None:
-    """The jobs the scheduler rejected, counted by reason (the three most frequent), or None."""
+def rejections(summary: dict, shown: int = 3) -> str | None:
+    """The jobs the scheduler rejected: their number, then by reason (the ``shown`` most frequent), or None."""
     reasons = Counter(summary["accounting"]["reject_reasons"].values())
-    shown = [f"{reason} ({count:,} job{'s' if count > 1 else ''})" for reason, count in reasons.most_common(3)]
-    return "; ".join(shown + ["..."] * (len(reasons) > 3)) or None
+    total = sum(reasons.values())
+    if not total:
+        return None
+    listed = reasons.most_common(shown)
+    parts = [f"{reason} ({count:,} job{'s' if count > 1 else ''})" for reason, count in listed]
+    rest = reasons.most_common()[shown:]
+    if rest:
+        parts.append(f"{len(rest):,} other reasons ({sum(count for _, count in rest):,} jobs)")
+    return f"{total:,} job{'s' if total > 1 else ''}: " + "; ".join(parts)
+
+
+def _setting(config: dict, key: str) -> str:
+    """A config value in the comparison; "–" for none, and for an option that does not act in this config."""
+    inactive = (key in PROBING_OPTIONS and config.get("probe_threshold") is None
+                or key in KILL_OPTIONS and config.get("safeguard") != "kill")
+    return "–" if inactive or config[key] is None else str(config[key])
+
+
+def _rate(value: float | None, spec: str = ".2%") -> str:
+    return "–" if value is None or value != value else format(value, spec)
 
 
 def _metric_rows(summary: dict) -> list[tuple[str, str]]:
@@ -225,15 +270,11 @@ def _workload_line(summary: dict) -> str:
     return f"{summary['workload']['name']} ({summary['workload']['jobs']} jobs, {summary['nb_machines']} machines)"
 
 
-def _job_states(states: dict[str, int]) -> str:
-    names = {
-        SUCCESS: "succeeded",
-        WALLTIME: "reached their walltime",
-        KILLED: "killed",
-        FAILED: "failed",
-        REJECTED: "rejected",
-    }
-    return ", ".join(f"{states[state]} {name}" for state, name in names.items() if states.get(state))
+def _job_states(metrics: dict) -> list[tuple[str, int]]:
+    """The original jobs (attempts folded) by final state; a killed attempt's job counts by its last attempt."""
+    known = metrics["nb_success"] + metrics.get("nb_walltime", 0) + metrics["nb_rejected"]
+    return [("succeeded", metrics["nb_success"]), ("reached their walltime", metrics.get("nb_walltime", 0)),
+            ("rejected", metrics["nb_rejected"]), ("failed or killed", metrics["nb_jobs"] - known)]
 
 
 def _shown(name: str) -> str:

@@ -105,16 +105,25 @@ def run_platform(args: argparse.Namespace) -> int:
 
 def run_fetch(args: argparse.Namespace) -> int:
     if args.list:
-        for trace in TRACES.values():
-            size = f"{trace.size / 1e6:.1f} MB" if trace.size else ""
-            details = "; ".join(filter(None, [size, trace.note]))
-            print(f"{trace.name:<20} {trace.nb_res:>6} procs  {trace.file:<30} {details}")
+        print(trace_list(TRACES.values()))
         return 0
     if not args.name:
         raise WorkloadError("fetch-trace: give a trace name, or --list")
     print(fetch_trace(args.name, cache_dir=args.cache_dir, force=args.force,
                       verify=not args.no_verify, partition=args.partition))
     return 0
+
+
+def trace_list(traces) -> str:
+    """The catalogue as a table: name, processors, archive file, download size ("–": unknown), note."""
+    rows = [("trace", "processors", "file", "size", "note")]
+    for trace in traces:
+        size = (f"{trace.size / 1e6:.1f} MB" if trace.size else
+                f"about {trace.approx_size / 1e6:.0f} MB" if trace.approx_size else "–")
+        rows.append((trace.name, str(trace.nb_res), trace.file, size, trace.note or "–"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(f"{name:<{widths[0]}}  {procs:>{widths[1]}}  {file:<{widths[2]}}  {size:>{widths[3]}}  {note}"
+                     for name, procs, file, size, note in rows)
 
 
 def run_generate(args: argparse.Namespace) -> int:

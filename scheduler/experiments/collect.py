@@ -31,7 +31,8 @@ metadata); bsld per *actual* class, small meaning a runtime below the median run
 jobs (the same jobs and runtimes in every run of a trace, so the classes are comparable across
 variants, including base runs, which classify nothing); bsld per *predicted* class (the ``class=``
 metadata, runs with a classifier only); the classifier's precision, recall and false-small /
-false-large rates over all jobs, with the actual class of a job taken, as the classifier does, against
+false-large rates over all jobs (predicted small: classified small; uncertain jobs count as not small, and
+are counted apart), with the actual class of a job taken, as the classifier does, against
 the divider in force in the week of its submission; the running sum of bsld; monthly (30-day) mean
 bsld; the prediction accuracy (MAE, R², share of under-predictions, RA, AI, deadline misses, as
 ``prediction_*``) when the run has a ``NAME_predictions.csv``.
@@ -51,7 +52,7 @@ import pandas as pd
 
 from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError, WorkloadError
-from scheduler.metrics import FAST_LANE
+from scheduler.knowledge.choices import JobClass
 from scheduler.values import DEFAULT_TAU
 
 MONTH = 30 * 86400.0
@@ -94,7 +95,7 @@ class RunData:
     files: RunFiles
     metrics: dict[str, Any]
     cumulative: pd.DataFrame  # columns: days, cumulative_bsld (downsampled)
-    monthly: pd.DataFrame  # columns: month, mean_bsld, jobs
+    monthly: pd.DataFrame  # columns: month, mean_bsld, jobs, days (covered by submissions: 30 but the last)
     weeks: pd.DataFrame | None = None  # the classifier's weekly report
     warnings: list[str] = field(default_factory=list)
 
@@ -310,6 +311,8 @@ def analyze_run(files: RunFiles, tau: float | None = None) -> RunData:
     month = np.floor((submission - origin) / MONTH).astype(int)
     monthly = (pd.DataFrame({"month": month, "bsld": bsld}).groupby("month")["bsld"].agg(["mean", "size"])
                .rename(columns={"mean": "mean_bsld", "size": "jobs"}).reset_index())
+    last = float(np.nanmax(folded["submission_time"].to_numpy())) - origin if len(folded) else 0.0
+    monthly["days"] = np.clip(last - monthly["month"].to_numpy() * MONTH, 0.0, MONTH) / 86400.0
     return RunData(files=files, metrics=metrics, cumulative=curve, monthly=monthly, weeks=weeks, warnings=warnings)
 
 
@@ -331,8 +334,9 @@ def check_machines(files: RunFiles, jobs: pd.DataFrame) -> None:
 def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, Any]:
     """Precision, recall, accuracy, false-small and false-large rates of a run's classification.
 
-    Predicted small: the first ``class=`` an original job's attempts carry is small or uncertain (the jobs
-    ahead of Q, watched by the safeguard), as in the classifier's own report. Actual: runtime < the divider in
+    Predicted small: the first ``class=`` an original job's attempts carry is ``small``, as in the classifier's
+    own report; an ``uncertain`` job (probing) counts as not small, and ``classifier_uncertain`` counts them
+    (``classifier_uncertain_rate``: their share of the jobs counted). Actual: runtime < the divider in
     force in the week of the job's submission (from the classifier's weekly report); jobs submitted
     while the divider is undefined (the first week) are not counted, as in the classifier's own report.
     """
@@ -340,7 +344,7 @@ def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, A
     from scheduler.metrics import completed_jobs
 
     empty = {f"classifier_{k}": math.nan for k in ("accuracy", "precision", "recall", "false_small_rate",
-                                                   "false_large_rate")}
+                                                   "false_large_rate", "uncertain_rate")}
     if "class" not in folded.columns or weeks.empty or "divider" not in weeks.columns:
         return {**empty, "classifier_n": 0}
     weeks = weeks.sort_values("week")
@@ -356,13 +360,16 @@ def classifier_quality(folded: pd.DataFrame, weeks: pd.DataFrame) -> dict[str, A
     dividers = weeks["divider"].to_numpy(dtype=float)
     divider = np.where(position >= 0, dividers[np.clip(position, 0, None)], np.nan)
     known = ~np.isnan(divider) & (done["class"].to_numpy() != "")
-    predicted = np.isin(done["class"].to_numpy()[known], FAST_LANE)
+    classes = done["class"].to_numpy()[known]
+    predicted = classes == JobClass.SMALL.value
+    uncertain = int((classes == JobClass.UNCERTAIN.value).sum())
     actual = done["runtime"].to_numpy()[known] < divider[known]
     quality = classification_metrics(predicted, actual)
     result = {f"classifier_{k}": quality[k] for k in ("accuracy", "precision", "recall", "false_small_rate",
                                                        "false_large_rate")}
     result.update({"classifier_n": quality["n"], "classifier_tp": quality["tp"], "classifier_fp": quality["fp"],
-                   "classifier_fn": quality["fn"], "classifier_tn": quality["tn"]})
+                   "classifier_fn": quality["fn"], "classifier_tn": quality["tn"], "classifier_uncertain": uncertain,
+                   "classifier_uncertain_rate": uncertain / quality["n"] if quality["n"] else math.nan})
     return result
 
 

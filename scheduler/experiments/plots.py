@@ -160,7 +160,12 @@ def cumulative_bsld(curves: dict[tuple[str, str], pd.DataFrame], policies: Seque
 
 def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequence[str], variants: Sequence[str],
                  trace: str, path: Path) -> Path | None:
-    """Figure 7: mean bsld per 30-day period, per policy, one line per variant (log scale)."""
+    """Figure 7: mean bsld per 30-day period, per policy, one line per variant (log scale).
+
+    A period the trace covers only in part (its last: the ``days`` column of ``monthly``) is drawn with
+    hollow markers, and its tick says how many days it covers."""
+    from matplotlib.ticker import FuncFormatter
+
     policies = [p for p in policies if any((p, v) in monthly for v in variants)]
     if not policies:
         return None
@@ -168,17 +173,38 @@ def monthly_bsld(monthly: dict[tuple[str, str], pd.DataFrame], policies: Sequenc
     for ax, policy in zip(axes.flat, policies):
         tables = [(variant, monthly.get((policy, variant))) for variant in variants]
         tables = [(variant, table) for variant, table in tables if table is not None and len(table)]
+        partial = partial_months(table for _, table in tables)
         for variant, table in tables:
             ax.plot(table["month"] + 1, table["mean_bsld"], marker="o", markersize=3, label=variant,
                     color=colour(variant, variants), linewidth=1.2)
+            part = table[(table["month"] + 1).isin(list(partial))]
+            ax.plot(part["month"] + 1, part["mean_bsld"], linestyle="none", marker="o", markersize=5,
+                    markerfacecolor="white", color=colour(variant, variants))
         _scale(ax, [table["mean_bsld"] for _, table in tables])
         _integer_axis(ax, [table["month"] + 1 for _, table in tables])
+        ax.xaxis.set_major_formatter(FuncFormatter(
+            lambda value, _: f"{value:g}" + (f"\n(only {_days(partial[value])})" if value in partial else "")))
         ax.set_title(scheduler_name(policy), fontsize=10)
         ax.set_xlabel("month (30-day periods from the first submission)", fontsize=8)
         ax.set_ylabel("mean bsld", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3, which="major")
     return _finish_panels(fig, axes, len(policies), f"{trace}: monthly mean bounded slowdown", path)
+
+
+def partial_months(tables) -> dict[float, float]:
+    """{month number (from 1): days covered} of the 30-day periods the traces cover only in part."""
+    partial: dict[float, float] = {}
+    for table in tables:
+        if "days" in table:
+            for month, days in zip(table["month"] + 1, table["days"]):
+                if days < 30 - 1e-9:
+                    partial[float(month)] = min(float(days), partial.get(float(month), math.inf))
+    return partial
+
+
+def _days(days: float) -> str:
+    return "under 1 day" if days < 1 else f"{days:.0f} day{'s' if round(days) != 1 else ''}"
 
 
 def grouped_bars(values: pd.DataFrame, title: str, ylabel: str, path: Path, log: bool = False,

@@ -21,11 +21,13 @@ Tables (values averaged over seeds when a grid has several):
 - the runtime predictors' accuracy (runs with a predictor): MAE, R² and share of under-predictions of
   the predictions at submission, Talby et al.'s time-weighted RA and AI, deadline misses;
 - AWF and P2SF (packing and fairness costs, Goponenko et al.);
-- kills and wasted work, utilisation.
+- utilisation (of useful work), jobs killed and their share, killed attempts and wasted work.
 
-Figures, per trace: the cumulative bsld over time, base against the compared variant (Figure 6); the
-monthly mean bsld (Figure 7); small- and large-job bars (Figure 8); every variant side by side
-(Figure 9); the weekly accuracy, precision and recall of the classifier (Figure 4).
+Figures, per trace: the cumulative bsld over time (Figure 6) and the monthly mean bsld (Figure 7), every
+variant that ran (:attr:`Report.plotted_variants`); small- and large-job bars (Figure 8); every variant side by
+side (Figure 9); the weekly accuracy, precision and recall of the classifier (Figure 4); gain against harm.
+A figure that would compare nothing (Figure 9 of a single run, the trade-off of a trace without any variant
+but the reference) is not drawn, and the report says why (:meth:`Report.why_not`).
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ class Report:
     def classes(self) -> pd.DataFrame:
         """Figure 8's numbers: mean bsld of actual small and large jobs, and of predicted ones."""
         columns = ["mean_bsld_actual_small", "mean_bsld_actual_large", "nb_jobs_actual_small",
-                   "nb_jobs_actual_large", "mean_bsld_small", "mean_bsld_large", "nb_jobs_small", "nb_jobs_large"]
+                   "nb_jobs_actual_large", "mean_bsld_small", "mean_bsld_large", "nb_jobs_small", "nb_jobs_large",
+                   "nb_jobs_uncertain"]
         present = [c for c in columns if c in self.runs.columns]
         return self._sort_variants(self.mean_over_seeds(present))
 
@@ -136,14 +139,15 @@ class Report:
     def classifier(self) -> pd.DataFrame:
         """Tables 5 and 6: the classifier's quality over each run (runs with a classifier)."""
         columns = ["classifier_precision", "classifier_recall", "classifier_accuracy",
-                   "classifier_false_small_rate", "classifier_false_large_rate", "classifier_n"]
+                   "classifier_false_small_rate", "classifier_false_large_rate", "classifier_uncertain",
+                   "classifier_uncertain_rate", "classifier_n"]
         if "classifier_n" not in self.runs.columns:
             return pd.DataFrame(columns=columns)
         runs = self.runs[self.runs["classifier_n"].fillna(0) > 0]
         if runs.empty:
             return pd.DataFrame(columns=columns)
         grouped = runs.groupby(["trace", "policy", "variant"], sort=False)
-        return self._sort_variants(grouped[columns].mean())
+        return self._sort_variants(grouped[[c for c in columns if c in runs.columns]].mean())
 
     def predictions(self) -> pd.DataFrame:
         """The runtime predictors' accuracy per trace x policy x variant (runs with a predictor)."""
@@ -160,7 +164,8 @@ class Report:
         """The metrics of the costs table (AWF, P2SF, waits, utilisation:
         :func:`~scheduler.metrics.report_columns`), kills and wasted
         work per trace x policy x variant."""
-        columns = [m.key for m in report_columns()] + ["nb_kills", "wasted_core_seconds", "wasted_fraction", "nb_jobs"]
+        columns = [m.key for m in report_columns()] + ["nb_jobs_killed", "share_jobs_killed", "nb_kills",
+                                                       "wasted_core_seconds", "wasted_fraction", "nb_jobs"]
         return self._sort_variants(self.mean_over_seeds([c for c in columns if c in self.runs.columns]))
 
     def tradeoff(self) -> pd.DataFrame:
@@ -179,6 +184,28 @@ class Report:
                                           index=table.index)
                     table[name] = table[column] / reference - (1.0 if change else 0.0)
         return self._sort_variants(table)
+
+    @property
+    def plotted_variants(self) -> list[str]:
+        """The variants Figures 6 and 7 draw: every variant that ran, in the report's order."""
+        return list(self.variants)
+
+    def why_not(self, figure: str, trace: str) -> str | None:
+        """Why ``figure`` (``fig9`` or ``tradeoff``) is not drawn for ``trace``, or None when it is: a figure
+        that would compare nothing is left out."""
+        if figure == "fig9":
+            bsld = self.pivot("mean_bsld")
+            cells = int(bsld.loc[trace].notna().to_numpy().sum()) if trace in bsld.index.get_level_values(0) else 0
+            if cells < 2:
+                return (f"No Figure 9 for {trace}: it sets runs side by side, and the trace has "
+                        f"{'one run' if cells else 'no run'} (one queue order, one variant).")
+        if figure == "tradeoff":
+            policy, variant = self.reference
+            others = [v for v in self.runs.loc[self.runs["trace"] == trace, "variant"] if v != variant]
+            if not others:
+                return (f"No gain-against-harm figure for {trace}: it sets each variant against {variant}, and "
+                        f"only {variant} ran.")
+        return None
 
     def pick(self, trace: str, policy: str, variant: str) -> RunData | None:
         """The run of the lowest seed of a trace x policy x variant."""
@@ -250,8 +277,7 @@ def _write_csv(path: Path, table: pd.DataFrame, index: bool = True) -> None:
 def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
     """Every figure, per trace: {figure name: [paths]}."""
     figures: dict[str, list[Path]] = {"fig6": [], "fig7": [], "fig8": [], "fig9": [], "fig4": [], "tradeoff": []}
-    # base, the compared variant (the paper's classification-idempotent), and our extension when it ran
-    pair = list(dict.fromkeys(v for v in ("base", report.compare, "classification-probing") if v in report.variants))
+    pair = report.plotted_variants
     for trace in report.traces:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", trace)
         curves = {(p, v): d.cumulative for p in report.policies for v in pair
@@ -271,14 +297,15 @@ def _figures(report: Report, folder: Path) -> dict[str, list[Path]]:
                 _add(figures["fig8"], figures_module.class_bars(rows[["policy", "variant", "small", "large"]], report.variants,
                                                        trace, folder / f"fig8_classes_{slug}.png"))
         bsld = report.pivot("mean_bsld")
-        if trace in bsld.index.get_level_values(0):
+        if trace in bsld.index.get_level_values(0) and not report.why_not("fig9", trace):
             values = bsld.loc[trace]
             values.index = [scheduler_name(p) for p in values.index]
             _add(figures["fig9"], figures_module.grouped_bars(values, f"{trace}: mean bounded slowdown per variant",
                                                      "mean bsld", folder / f"fig9_variants_{slug}.png",
                                                      log=True, variants=report.variants))
         tradeoff = report.tradeoff()
-        if "reduction" in tradeoff and trace in tradeoff.index.get_level_values(0):
+        if ("reduction" in tradeoff and trace in tradeoff.index.get_level_values(0)
+                and not report.why_not("tradeoff", trace)):
             _add(figures["tradeoff"], figures_module.tradeoff(tradeoff.loc[trace], report.variants, trace,
                                                              folder / f"tradeoff_{slug}.png"))
         run = report.classifier_run(trace)

@@ -56,6 +56,11 @@ def _percent(value: Any, digits: int = 0) -> str:
     return f"{100 * float(value):.{digits}f}%"
 
 
+def _counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 run``, ``3 runs``; ``1 policy``, ``2 policies``."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str | None = None) -> str:
     """A GitHub Markdown table; ``align`` is one letter per column (l, r)."""
     rows = [list(map(str, r)) for r in rows]
@@ -79,8 +84,9 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     taus = sorted(set(runs["tau"])) if tau is None else [tau]
     ref_policy, ref_variant = report.reference
     out.append("# Scheduling report\n")
-    out.append(f"{len(runs)} run(s) from {', '.join(f'`{r}`' for r in roots)}: {len(report.traces)} trace(s), "
-               f"{len(report.policies)} polic(ies), {len(report.variants)} variant(s). Every metric is recomputed "
+    out.append(f"{_counted(len(runs), 'run')} from {', '.join(f'`{r}`' for r in roots)}: "
+               f"{_counted(len(report.traces), 'trace')}, {_counted(len(report.policies), 'policy', 'policies')}, "
+               f"{_counted(len(report.variants), 'variant')}. Every metric is recomputed "
                f"from the runs' `_jobs.csv` files (`scheduler.metrics`, resubmitted attempts folded into their "
                f"original job), bounded slowdown with τ = {', '.join(f'{t:g}' for t in taus)} s. Values are means "
                f"over seeds where a grid has several.\n")
@@ -98,6 +104,8 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     out.append("")
     for path in figures.get("fig9", []):
         out.append(f"![Figure 9: variants]({path.parent.name}/{path.name})\n")
+    if figures:
+        out += [f"{note}\n" for note in filter(None, (report.why_not("fig9", t) for t in report.traces))]
 
     # Reduction
     reduction = tables["reduction"]
@@ -130,16 +138,19 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     divider = runs.groupby("trace", sort=False)["class_divider"].median()
     out.append("Actual classes: a job is small when its runtime is below the median runtime of the trace's jobs ("
                + ", ".join(f"{t}: {_number(v, 0)} s" for t, v in divider.items())
-               + "), the same jobs in every run. Predicted classes: the `class=` metadata the scheduler set (runs "
-               "with a classifier only; a job killed by the safeguard counts as predicted small).\n")
+               + "), the same jobs in every run. Predicted classes: the first `class=` metadata the scheduler set "
+               "on a job's attempts (runs with a classifier only; a job killed by the safeguard counts by its first "
+               "class). Jobs predicted small: classified small; the uncertain jobs (probing: run early on trial) "
+               "are neither small nor large here and are counted in their own column.\n")
     rows = []
     for key, row in classes.iterrows():
         rows.append(_label(key) + [
             _number(row.get("mean_bsld_actual_small")), _number(row.get("mean_bsld_actual_large")),
             _number(row.get("mean_bsld_small")), _number(row.get("mean_bsld_large")),
-            _count(row.get("nb_jobs_small"))])
+            _count(row.get("nb_jobs_small")), _count(row.get("nb_jobs_uncertain"))])
     out.append(markdown_table(["trace", "policy", "variant", "bsld actual small", "bsld actual large",
-                               "bsld predicted small", "bsld predicted large", "jobs predicted small"], rows, "lll" + "r" * 5))
+                               "bsld predicted small", "bsld predicted large", "jobs predicted small",
+                               "jobs uncertain"], rows, "lll" + "r" * 6))
     out.append("")
     for path in figures.get("fig8", []):
         out.append(f"![Figure 8: small and large jobs]({path.parent.name}/{path.name})\n")
@@ -150,18 +161,22 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     if quality.empty:
         out.append("No run with a classifier.\n")
     else:
-        out.append("Small is the positive class. Over every job classified while a divider was defined (after the "
-                   "first week): the predicted class is the first `class=` of the job's attempts; the actual class "
-                   "compares its runtime with the divider in force the week it was submitted. False-small: large jobs "
-                   "predicted small, as a share of all jobs (false-large likewise).\n")
+        out.append("Small is the positive class, and predicted small means classified *small*. Over every job "
+                   "classified while a divider was defined (after the first week): the predicted class is the first "
+                   "`class=` of the job's attempts; the actual class compares its runtime with the divider in force "
+                   "the week it was submitted. False-small: large jobs classified small, as a share of all jobs "
+                   "(false-large: small jobs not classified small). Uncertain jobs (probing: not small, yet not "
+                   "called large with confidence; they run early on trial under the safeguard) count as not small "
+                   "in every rate; the uncertain column gives their share of the jobs.\n")
         rows = []
         for key, row in quality.iterrows():
             rows.append(_label(key) + [_percent(row["classifier_precision"], 1), _percent(row["classifier_recall"], 1),
                                        _percent(row["classifier_accuracy"], 1),
                                        _percent(row["classifier_false_small_rate"], 2),
-                                       _percent(row["classifier_false_large_rate"], 2), _count(row["classifier_n"])])
+                                       _percent(row["classifier_false_large_rate"], 2),
+                                       _percent(row.get("classifier_uncertain_rate"), 2), _count(row["classifier_n"])])
         out.append(markdown_table(["trace", "policy", "variant", "precision", "recall", "accuracy", "false-small",
-                                   "false-large", "jobs"], rows, "lll" + "r" * 6))
+                                   "false-large", "uncertain", "jobs"], rows, "lll" + "r" * 7))
         out.append("")
         paper_rows = [[t, _percent(v["precision"]), _percent(v["recall"]), _percent(v["false_small_rate"], 2)]
                       for t, v in PAPER["classifier"].items() if t in report.traces]
@@ -182,12 +197,13 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
             out.append(f'<details markdown="1"><summary>{trace}: per week '
                        f"({scheduler_name(run.files.policy)} {run.files.variant}, seed {run.files.seed})</summary>\n")
             out.append(markdown_table(
-                ["week", "divider (s)", "jobs", "predicted small", "accuracy", "precision", "recall", "false-small",
-                 "false-large"],
+                ["week", "divider (s)", "jobs", "predicted small", "uncertain", "accuracy", "precision", "recall",
+                 "false-small", "false-large"],
                 [[_count(r.week), _number(r.divider, 0), _count(r.n_known), _count(r.n_predicted_small),
-                  _percent(r.accuracy, 1), _percent(r.precision, 1), _percent(r.recall, 1),
-                  _percent(r.false_small_rate, 1), _percent(r.false_large_rate, 1)] for r in weeks.itertuples()],
-                "r" * 9))
+                  _count(getattr(r, "n_uncertain", None)), _percent(r.accuracy, 1), _percent(r.precision, 1),
+                  _percent(r.recall, 1), _percent(r.false_small_rate, 1), _percent(r.false_large_rate, 1)]
+                 for r in weeks.itertuples()],
+                "r" * 10))
             out.append("\n</details>\n")
 
     # Predictions
@@ -211,26 +227,29 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     costs = tables["costs"]
     out.append("## Packing and fairness costs: AWF and P2SF\n")
     out.append("AWF: area-weighted average flow (s); P2SF: priority-weighted specific flow, α = 2 (s) — Goponenko "
-               "et al., SBAC-PAD 2022. Lower is better.\n")
+               "et al., SBAC-PAD 2022. Lower is better. Utilisation: the processor-time of useful work (the jobs' "
+               "final attempts) over the machine's processors times the span from the first submission to the "
+               "last end; the killed attempts are not in it, they are the wasted work below.\n")
     shown = report_columns()
     rows = [_label(k) + [_number(r.get(m.key), m.digits) for m in shown] for k, r in costs.iterrows()]
     out.append(markdown_table(["trace", "policy", "variant", *(m.report for m in shown)], rows,
                               "lll" + "r" * len(shown)))
     out.append("")
     out.append("## Kills and wasted work\n")
-    out.append("Kills: attempts killed by the safeguard (small-classified jobs that outlived the divider, resubmitted "
-               "as large). Wasted work: the processor-hours of the killed attempts, and their share of the useful "
-               "work (processor-time of the final attempts).\n")
-    killing = costs[costs["nb_kills"] > 0] if "nb_kills" in costs else costs.iloc[0:0]
-    if killing.empty:
-        out.append("No run killed a job.\n")
-    else:
-        rows = [_label(k) + [_count(r["nb_kills"]), _percent(r["nb_kills"] / r["nb_jobs"], 1),
-                             _number(r["wasted_core_seconds"] / 3600.0, 0), _percent(r["wasted_fraction"], 2)]
-                for k, r in killing.iterrows()]
-        out.append(markdown_table(["trace", "policy", "variant", "kills", "of jobs", "wasted processor-hours",
-                                   "of useful work"], rows, "lll" + "r" * 4))
+    out.append("Jobs killed: jobs the safeguard killed at least once (small-classified or uncertain jobs that "
+               "outlived their bound, resubmitted), and their share of all jobs. Killed attempts: every attempt "
+               "it killed (a job killed twice counts twice). Wasted work: the processor-hours of the killed "
+               "attempts, and their share of the useful work (processor-time of the final attempts).\n")
+    if "nb_kills" in costs:
+        rows = [_label(k) + [_count(r.get("nb_jobs_killed")), _percent(r.get("share_jobs_killed"), 2),
+                             _count(r["nb_kills"]), _number(r["wasted_core_seconds"] / 3600.0, 0),
+                             _percent(r["wasted_fraction"], 2)]
+                for k, r in costs.iterrows()]
+        out.append(markdown_table(["trace", "policy", "variant", "jobs killed", "of all jobs", "killed attempts",
+                                   "wasted processor-hours", "of useful work"], rows, "lll" + "r" * 5))
         out.append("")
+    if figures:
+        out += [f"{note}\n" for note in filter(None, (report.why_not("tradeoff", t) for t in report.traces))]
     tradeoff = tables["tradeoff"]
     if "large_vs_base" in tradeoff and tradeoff["wasted_fraction"].gt(0).any():
         out.append("## Gain against harm\n")

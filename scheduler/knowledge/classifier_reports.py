@@ -21,7 +21,7 @@ class ClassifierReports:
         """One row per classified job, in submission order.
 
         Columns: ``job_id``, ``week``, ``predicted_small`` (small or uncertain: the jobs ahead of Q,
-        watched by the safeguard), ``uncertain``, ``p_small`` (the model's
+        watched by the safeguard; the quality scores count the small ones only), ``uncertain``, ``p_small`` (the model's
         probability; NaN without a model), ``divider`` (in force at classification),
         ``runtime`` and ``actual_small`` (runtime < divider; NA until the job completes or
         while the divider is undefined).
@@ -49,34 +49,44 @@ class ClassifierReports:
 
         Columns: ``week``, ``week_start``, ``divider``, ``training_size``,
         ``training_small`` (training jobs labelled small), ``refit`` (a new model was
-        fitted), ``model`` (a model was in use), ``n_predicted``, ``n_predicted_small``,
-        ``n_known`` (predicted jobs whose class is known), and, over the known ones,
-        ``accuracy``, ``precision``, ``recall``, ``false_small_rate``, ``false_large_rate``.
+        fitted), ``model`` (a model was in use), ``n_predicted``, ``n_predicted_small`` (classified small),
+        ``n_uncertain`` (classified uncertain: probing), ``n_known`` (predicted jobs whose class is known), and,
+        over the known ones, ``accuracy``, ``precision``, ``recall``, ``false_small_rate``, ``false_large_rate``
+        (:meth:`summary` says how uncertain jobs count).
         """
         weeks = pd.DataFrame(self._weeks).drop_duplicates("week", keep="last").set_index("week")
         counts = self._confusion_by_week()
         rates = pd.DataFrame([quality(*row) for row in counts[["tp", "fp", "fn", "tn"]].itertuples(index=False)],
                              index=counts.index, columns=list(RATES))
-        stats = counts[["n_predicted", "n_predicted_small", "n_known"]].join(rates)
+        stats = counts[["n_predicted", "n_predicted_small", "n_uncertain", "n_known"]].join(rates)
         report = weeks.join(stats, how="outer")
-        for name in ("n_predicted", "n_predicted_small", "n_known", "training_size", "training_small"):
+        for name in ("n_predicted", "n_predicted_small", "n_uncertain", "n_known", "training_size", "training_small"):
             report[name] = report[name].fillna(0).astype(np.int64)
         return report.reset_index()
 
     def summary(self) -> dict[str, float]:
-        """:func:`quality` over every classified job whose class is known."""
+        """:func:`quality` over every classified job whose class is known, and ``uncertain``: how many of them
+        were uncertain, ``uncertain_rate``: their share.
+
+        Predicted small means classified *small*: an uncertain job (probing: not small, yet not called large
+        with confidence, run early on trial) counts as not small in every rate, and is counted apart."""
         counts = self._confusion_by_week()
-        return quality(*(int(counts[name].sum()) for name in ("tp", "fp", "fn", "tn")))
+        result = quality(*(int(counts[name].sum()) for name in ("tp", "fp", "fn", "tn")))
+        uncertain = int(counts["known_uncertain"].sum())
+        return {**result, "uncertain": uncertain,
+                "uncertain_rate": uncertain / result["n"] if result["n"] else float("nan")}
 
     def _confusion_by_week(self) -> pd.DataFrame:
-        """Per week of classification: jobs predicted, predicted small, of known class, and the confusion
-        counts (small = positive) over the known ones."""
+        """Per week of classification: jobs predicted, classified small, uncertain, of known class (and
+        uncertain among them), and the confusion counts (classified small = positive) over the known ones."""
         preds = self.predictions()
-        predicted = preds["predicted_small"].to_numpy()
+        uncertain = preds["uncertain"].to_numpy()
+        predicted = preds["predicted_small"].to_numpy() & ~uncertain
         known = preds["actual_small"].notna().to_numpy()
         actual = preds["actual_small"].to_numpy(dtype=bool, na_value=False)
         columns = {"n_predicted": np.ones(len(preds), dtype=np.int64), "n_predicted_small": predicted,
-                   "n_known": known, "tp": known & predicted & actual, "fp": known & predicted & ~actual,
+                   "n_uncertain": uncertain, "n_known": known, "known_uncertain": known & uncertain,
+                   "tp": known & predicted & actual, "fp": known & predicted & ~actual,
                    "fn": known & ~predicted & actual, "tn": known & ~predicted & ~actual}
         return pd.DataFrame(columns).astype(np.int64).groupby(preds["week"].to_numpy()).sum().rename_axis("week")
 

@@ -45,6 +45,8 @@ class Trace:
     jobs: int | None = None
     subset: str | None = None
     note: str = ""
+    #: The download's size when only roughly known (listed, not checked), in bytes.
+    approx_size: int | None = None
 
     @property
     def local_file(self) -> str:
@@ -71,7 +73,7 @@ TRACES = {t.name: t for t in (
     _trace("KIT-FH2", "l_kit_fh2", "KIT-FH2-2016-1.swf.gz", 24048,
            note="ForHLR II: 1152 x 20 + 21 x 48 cores"),
     _trace("MetaCentrum2-zegox", "l_metacentrum2", "METACENTRUM-2013-3.swf.gz", 576, subset="zegox",
-           note="about 58 MB; the zegox cluster (48 x 12 cores) is extracted by partition"),
+           approx_size=58_000_000, note="the zegox cluster (48 x 12 cores) is extracted by partition"),
 )}
 
 
