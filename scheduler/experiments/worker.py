@@ -28,7 +28,6 @@ def execute_run(task: dict) -> dict:
     directory = Path(task["directory"])
     where = {"host": socket.gethostname(), "pid": os.getpid(), "thread": threading.get_ident()}
     try:
-        from scheduler.compose import warm_up
         from scheduler.config import SchedulerConfig
         from scheduler.sim.results import run_summary, write_results
         from scheduler.sim.simulate import simulate
@@ -37,9 +36,8 @@ def execute_run(task: dict) -> dict:
         for stale in directory.glob(f"{RUN_PREFIX}_*"):
             stale.unlink()
         workload, reused = cached_workload(task["workload"])
-        config = SchedulerConfig.from_dict(dict(task["config"]), f"run {task['labels']['label']}")
-        warm_up(config)  # the one-time start-up of a worker's first run of its kind is not the run's own time
         loaded = time.perf_counter()
+        config = SchedulerConfig.from_dict(dict(task["config"]), f"run {task['labels']['label']}")
         result, core = simulate(workload, config, task["nb_machines"])
         simulated = time.perf_counter()
         outcome = core.outcome()
