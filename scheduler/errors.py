@@ -22,6 +22,16 @@ class ConfigError(SchedulerError):
     """A scheduling option or configuration file is invalid."""
 
 
+class UsageError(ConfigError):
+    """A mistake on the command line: a flag's value, or flags that do not go together. The CLI exits 2 on
+    it, as on argparse's own errors; every other error exits 1 (README, "Exit codes")."""
+
+
+class PluginError(ConfigError):
+    """A plug-in's file or module, named by an option, cannot be found or loaded: an input problem (exit 1)
+    even when the option came from the command line."""
+
+
 class ProtocolError(SchedulerError):
     """A Batsim message breaks the protocol."""
 

@@ -21,8 +21,10 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from scheduler.errors import PlatformError
+from scheduler.values import MAX_MACHINES
 
 _TEMPLATE = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -67,8 +69,9 @@ class Platform:
 
 def platform_xml(nb_hosts: int, *, name: str | None = None, speed: str = "1Gf") -> str:
     """The XML text of a homogeneous cluster of ``nb_hosts`` compute hosts plus a master."""
-    if not isinstance(nb_hosts, int) or nb_hosts <= 0:
-        raise PlatformError(f"the number of compute hosts must be a positive integer, got {nb_hosts!r}")
+    if not isinstance(nb_hosts, int) or not 0 < nb_hosts <= MAX_MACHINES:
+        raise PlatformError(f"the number of compute hosts must be a positive integer up to {MAX_MACHINES:,} "
+                            f"(2**24), got {nb_hosts!r}")
     title = re.sub(r"-{2,}", "-", name or f"cluster-{nb_hosts}")
     return _TEMPLATE.format(title=title, n=nb_hosts, last=nb_hosts - 1, speed=speed, order=sorted_hosts(nb_hosts))
 
@@ -96,7 +99,7 @@ def read_platform(path: str | Path) -> Platform:
     Raises
     ------
     PlatformError : missing file, invalid XML, bad radical, no or several masters, no
-        compute host.
+        compute host, more than :data:`MAX_MACHINES` hosts (counted before any is listed).
     """
     path = Path(path)
     try:
@@ -109,15 +112,19 @@ def read_platform(path: str | Path) -> Platform:
     except OSError as exc:
         raise PlatformError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
-    roles: dict[str, str] = {}
+    declared: list[tuple[str, int, Iterable[str]]] = []  # each element's role, number of hosts, host names
     for element in root.iter():
         if element.tag == "host":
-            names = [_attribute(path, element, "id")]
+            declared.append((_role(element), 1, [_attribute(path, element, "id")]))
         elif element.tag == "cluster":
-            names = _cluster_hosts(path, element)
-        else:
-            continue
-        role = _role(element)
+            declared.append((_role(element), *_cluster_hosts(path, element)))
+    # counted before any cluster is listed: a radical of 10**12 hosts must not be (without a role=master host,
+    # 'master_host' is the master)
+    fallback_master = all(role != "master" for role, _, _ in declared)
+    if sum(count for role, count, _ in declared if role not in ("master", "storage")) > MAX_MACHINES + fallback_master:
+        raise PlatformError(f"{path}: more than {MAX_MACHINES:,} (2**24) compute hosts")
+    roles: dict[str, str] = {}
+    for role, _, names in declared:
         for host in names:
             if host in roles:
                 raise PlatformError(f"{path}: host '{host}' is defined twice")
@@ -136,11 +143,13 @@ def read_platform(path: str | Path) -> Platform:
     return Platform(nb_compute_hosts=len(compute), master_name=masters[0], host_names=tuple(compute))
 
 
-def _cluster_hosts(path: Path, cluster: ET.Element) -> list[str]:
+def _cluster_hosts(path: Path, cluster: ET.Element) -> tuple[int, Iterator[str]]:
+    """How many hosts a ``<cluster>`` has, and their names (``prefix`` + each number of ``radical`` +
+    ``suffix``), made as they are read."""
     prefix = cluster.get("prefix", "")
     suffix = cluster.get("suffix", "")
     radical = _attribute(path, cluster, "radical")
-    hosts = []
+    ranges = []
     for part in radical.split(","):
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not match:
@@ -149,8 +158,8 @@ def _cluster_hosts(path: Path, cluster: ET.Element) -> list[str]:
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
             raise PlatformError(f"{path}: cluster '{cluster.get('id')}' has an empty radical range {part!r}")
-        hosts.extend(f"{prefix}{i}{suffix}" for i in range(first, last + 1))
-    return hosts
+        ranges.append(range(first, last + 1))
+    return sum(map(len, ranges)), (f"{prefix}{i}{suffix}" for numbers in ranges for i in numbers)
 
 
 def _role(element: ET.Element) -> str:

@@ -38,7 +38,7 @@ import msgspec
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.algorithms import algorithm_name, get_algorithm
 from scheduler.core.policies import Policy, policy_name, score_file
-from scheduler.errors import ConfigError
+from scheduler.errors import ConfigError, PluginError
 
 KINDS = ("algorithm", "policy", "estimator")
 #: The entry-point group of each kind: an installed package registers ``NAME = module:attribute`` there.
@@ -112,7 +112,7 @@ def load(kind: str, spec: str) -> Any:
         try:
             target = entry_point.load()
         except Exception as exc:  # the package's own code failed: say so, on one line
-            raise ConfigError(f"{kind} {spec!r}: entry point {entry_point.value} failed to load "
+            raise PluginError(f"{kind} {spec!r}: entry point {entry_point.value} failed to load "
                               f"({type(exc).__name__}: {exc})") from None
     _check_kind(kind, spec, target)
     options_type(kind, spec, target)
@@ -135,7 +135,7 @@ def _import_file(kind: str, spec: str, location: str) -> Any:
     try:
         stat = path.stat()
     except OSError:
-        raise ConfigError(f"{kind} {spec!r}: file {location} not found") from None
+        raise PluginError(f"{kind} {spec!r}: file {location} not found") from None
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     module = _files.get(key)
     if module is None:
@@ -143,14 +143,14 @@ def _import_file(kind: str, spec: str, location: str) -> Any:
         name = f"scheduler_plugin_{stem}_{hashlib.sha256(key[0].encode()).hexdigest()[:12]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
-            raise ConfigError(f"{kind} {spec!r}: {location} is not a Python file")
+            raise PluginError(f"{kind} {spec!r}: {location} is not a Python file")
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module  # msgspec and dataclasses look the module up while it runs
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:  # the user's code failed: say where, on one line
             del sys.modules[name]
-            raise ConfigError(f"{kind} {spec!r}: {location} failed to load ({_error_text(exc)})") from None
+            raise PluginError(f"{kind} {spec!r}: {location} failed to load ({_error_text(exc)})") from None
         _files[key] = module
     return module
 
@@ -159,9 +159,9 @@ def _import_module(kind: str, spec: str, name: str) -> Any:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        raise ConfigError(f"{kind} {spec!r}: no module named {exc.name!r}") from None
+        raise PluginError(f"{kind} {spec!r}: no module named {exc.name!r}") from None
     except Exception as exc:
-        raise ConfigError(f"{kind} {spec!r}: module {name} failed to load ({_error_text(exc)})") from None
+        raise PluginError(f"{kind} {spec!r}: module {name} failed to load ({_error_text(exc)})") from None
 
 
 def _error_text(exc: BaseException) -> str:

@@ -9,7 +9,7 @@ import pytest
 from scheduler.batsim.server import config_at_begin
 from scheduler.cli import build_parser, main
 from scheduler.cli.options import config_from_args
-from scheduler.config import SchedulerConfig, main_flag, options_of
+from scheduler.config import OPTION_GROUPS, SchedulerConfig, main_flag, options_of
 from scheduler.core.events import SimulationBegins
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import parse_config
@@ -132,16 +132,19 @@ def test_flags_have_aliases_of_batsched():
 
 
 def readme_option_rows() -> dict[str, list[str]]:
-    """The README's scheduling options table: main flag -> cells."""
+    """The README's option table: main flag -> cells, then the group title the row is under."""
     text = (REPO / "README.md").read_text()
-    table = text[text.index("Scheduling options (`simulate --help`):"):]
+    table = text[text.index("Options (`simulate --help`, in the same groups):"):]
     table = table[:table.index("\n\n", table.index("|"))]
-    rows = {}
+    rows, group = {}, None
     for line in table.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        title = re.match(r"\*\*(.+?)\*\*", cells[0])
         flag = re.match(r"`(--[a-z_-]+)", cells[0])
-        if flag:
-            rows[flag.group(1)] = cells
+        if title:
+            group = title.group(1)
+        elif flag:
+            rows[flag.group(1)] = [*cells, group]
     return rows
 
 
@@ -152,20 +155,65 @@ def test_the_readme_documents_every_option_with_its_default():
         assert flag in rows, f"README.md: no row for {flag}"
         default = SchedulerConfig.__dataclass_fields__[name].default
         if default is not None:
-            assert str(default) in rows[flag][-1], f"README.md: {flag}'s default is {default}"
+            assert str(default) in rows[flag][-2], f"README.md: {flag}'s default is {default}"
         for alias in spec.flags[1:]:
             assert f"`{alias}`" in rows[flag][0], f"README.md: {flag}'s alias {alias}"
-    others = {"--variant", "--config", "--variant_options", "--tau"}
-    assert set(rows) - others == {main_flag(name, spec) for name, spec in options_of(SchedulerConfig).items()}
+    simulate = build_parser("simulate")._subparsers._group_actions[0].choices["simulate"]
+    flags = {action.option_strings[0] for action in simulate._actions if action.option_strings} - {"-h"}
+    assert set(rows) == flags
+
+
+def help_groups(command: str) -> dict[str, list[str]]:
+    """``command --help``'s groups, in order: title -> the main flags it lists."""
+    parser = build_parser(command)._subparsers._group_actions[0].choices[command]
+    return {group.title: [(action.option_strings or [action.dest])[0] for action in group._group_actions]
+            for group in parser._action_groups if group._group_actions}
+
+
+def test_options_are_grouped_as_a_reader_meets_them_in_help_and_readme():
+    """Issue 31: 40 options in one flat list. Each option's group is data (Option.group); --help and the README's
+    table show the groups in OPTION_GROUPS' order, and each option in its group."""
+    titles = [title for title, _ in OPTION_GROUPS.values()]
+    assert {spec.group for spec in options_of(SchedulerConfig).values()} <= set(OPTION_GROUPS)
+    rows = readme_option_rows()
+    for command in ("simulate", "serve"):
+        groups = help_groups(command)
+        assert [title for title in groups if title in titles] == titles
+        for name, spec in options_of(SchedulerConfig).items():
+            assert main_flag(name, spec) in groups[OPTION_GROUPS[spec.group][0]]
+    readme_order = list(dict.fromkeys(row[-1] for row in rows.values()))
+    assert readme_order == titles
+    for flag, row in rows.items():
+        assert flag in help_groups("simulate")[row[-1]], f"README.md: {flag} is under {row[-1]!r}"
+
+
+def test_options_measured_worse_say_so_and_cite_the_measurement():
+    """--retry-queue ahead, --siblings demote and --probe-width were measured and dropped (docs/results.md)."""
+    results = (REPO / "docs" / "results.md").read_text()
+    section = results[results.index("## The gain without the harm: classification-bounded"):]
+    section = section[:section.index("\n## ")]
+    assert "Tried and dropped" in OPTION_GROUPS["experimental"][1] and "Tried and dropped" in section
+    experimental = [name for name, spec in options_of(SchedulerConfig).items() if spec.group == "experimental"]
+    assert set(experimental) >= {"retry_queue", "siblings", "probe_width"}
+    for name in experimental:
+        flag = main_flag(name, options_of(SchedulerConfig)[name])
+        assert flag in section and "Measured worse" in options_of(SchedulerConfig)[name].help
+        assert "Measured worse" in readme_option_rows()[flag][1]
 
 
 @pytest.mark.parametrize("name, value, says", BAD)
 def test_a_meaningless_value_is_rejected_naming_the_option_from_every_source(name, value, says, tmp_path, capsys):
     flag = main_flag(name, options_of(SchedulerConfig)[name])
-    # on the command line (the workload is never read)
-    assert main(["simulate", "missing.json", "--classifier", "rf", flag, flag_text(value)]) == 1
-    error = capsys.readouterr().err.strip()
-    assert len(error.splitlines()) == 1 and f"command line: {flag}:" in error and says in error
+    # on the command line (the workload is never read): a command-line mistake, exit 2
+    if flag_text(value) == "":  # argparse refuses empty text itself
+        with pytest.raises(SystemExit) as stop:
+            main(["simulate", "missing.json", "--classifier", "rf", flag, ""])
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.startswith(f"error: simulate: argument {flag}: expected a value, got ''")
+    else:
+        assert main(["simulate", "missing.json", "--classifier", "rf", flag, flag_text(value)]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and error.startswith(f"error: simulate: argument {flag}:") and says in error
     # in a --config file and in --variant_options
     path = tmp_path / "options.json"
     path.write_text(json.dumps({name: value}))
@@ -231,9 +279,10 @@ def test_a_sweep_rejects_a_meaningless_tau(tau):
 def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path, capsys):
     """Issue 23: ``--model FILE`` without ``--classifier rf`` was ignored and base ran."""
     workload = REPO / "workloads" / "sample.json"
-    assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 1
-    assert capsys.readouterr().err == ("error: scheduling options: model: a saved classifier is the paper's Random "
-                                       f"Forest: it needs classifier 'rf' (got {classifier!r})\n")
+    assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 2
+    assert capsys.readouterr().err == ("error: simulate: scheduling options: model: a saved classifier is the paper's "
+                                       f"Random Forest: it needs classifier 'rf' (got {classifier!r}) (see python -m "
+                                       "scheduler simulate --help)\n")
 
 
 def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp_path, caplog):

@@ -222,8 +222,13 @@ BROKEN = {
 }
 
 
+#: Plug-ins that cannot be loaded: their file or module is missing or fails (an input problem, exit 1); the
+#: other mistakes are the command line's (exit 2).
+UNLOADABLE = {"nowhere.py:X", "no_such_package.sched:X", "{tmp}/syntax.py:X", "{tmp}/fails.py:X"}
+
+
 @pytest.mark.parametrize("flags, says", [
-    (["--algorithm", "nowhere.py:X"], "command line: --algorithm: algorithm 'nowhere.py:X': file nowhere.py not found"),
+    (["--algorithm", "nowhere.py:X"], "argument --algorithm: algorithm 'nowhere.py:X': file nowhere.py not found"),
     (["--algorithm", f"{LOOKAHEAD}x"], "has no attribute 'LookAheadx'"),
     (["--algorithm", AGED_AREA], "not an Algorithm subclass (scheduler.core.algorithm.Algorithm); got class AgedArea"),
     (["--policy", LOOKAHEAD], "LookAhead is a scheduling algorithm: give it to --algorithm"),
@@ -247,8 +252,9 @@ BROKEN = {
 def test_a_broken_plugin_or_option_is_one_line_naming_it(flags, says, tmp_path, capsys):
     for name, text in BROKEN.items():
         (tmp_path / name).write_text(text)
+    code = 1 if set(flags) & UNLOADABLE else 2
     flags = [flag.replace("{tmp}", str(tmp_path)) for flag in flags]
-    assert main(["simulate", str(REPO / "workloads" / "sample.json"), *flags]) == 1
+    assert main(["simulate", str(REPO / "workloads" / "sample.json"), *flags]) == code
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and error.startswith("error: ") and says in error
 

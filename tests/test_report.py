@@ -176,9 +176,9 @@ def test_empty_folder_is_an_error_naming_it(tmp_path, capsys):
 ])
 def test_a_reference_or_compared_name_no_run_has_is_an_error(results, tmp_path, capsys, option, message):
     """They gave empty tables and exit 0."""
-    assert main(["report", str(results), "-o", str(tmp_path / "r"), "--no-plots", option, "nope"]) == 1
+    assert main(["report", str(results), "-o", str(tmp_path / "r"), "--no-plots", option, "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {message}") and err.count("\n") == 1
+    assert err.startswith(f"error: report: {message}") and err.count("\n") == 1
     assert not (tmp_path / "r" / "REPORT.md").exists()
 
 

@@ -115,16 +115,15 @@ def test_all_variants_and_option_flags_apply_to_each(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--variant", ""], "--variant: empty variant list"),
-    (["--variant", " , "], "--variant: empty variant list"),
-    (["--variant", "base,nope"], "--variant: unknown variant 'nope'"),
-    (["--variant", "base,base"], "--variant: base is listed twice"),
+    (["--variant", " , "], "argument --variant: empty variant list"),
+    (["--variant", "base,nope"], "argument --variant: unknown variant 'nope'"),
+    (["--variant", "base,base"], "argument --variant: base is listed twice"),
     (["--variant", "base,classification", "--save-model", "m.pkl"], "--save-model .* single --variant"),
 ])
 def test_bad_variant_lists_are_one_line_errors_naming_the_option(tmp_path, capsys, argv, message):
-    assert main(["simulate", str(tmp_path / "not-read.json"), *argv]) == 1
+    assert main(["simulate", str(tmp_path / "not-read.json"), *argv]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and re.fullmatch(f"error: {message}.*\n", captured.err)
+    assert captured.out == "" and re.fullmatch(f"error: simulate: {message}.*\n", captured.err)
 
 
 def swf(tmp_path, lines: list[str], header: str = "") -> str:

@@ -4,7 +4,8 @@ Each module of this package registers its subcommands with ``register(subparsers
 and sets ``func(args) -> int`` on its parser. Only the module of the command being run is
 imported (``serve`` needs none of what ``simulate`` or ``report`` import). Every error is one
 line, without a traceback: a mistake on the command line names the option and what it accepts,
-and exits 2; an error of the project's own types exits 1.
+and exits 2 (argparse's own errors, and :class:`~scheduler.errors.UsageError` from the checks that
+need more than one flag); any other error of the project's own types exits 1 (README, "Exit codes").
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from typing import Callable, NoReturn
 
 from scheduler import __version__
-from scheduler.errors import SchedulerError
+from scheduler.errors import SchedulerError, UsageError
 
 #: Subcommand modules and the commands each registers, in the order ``--help`` lists them.
 COMMANDS = {
@@ -36,6 +37,12 @@ class Parser(argparse.ArgumentParser):
     help_extra: Callable[[list[str]], str] | None = None
     _given: list[str] = []
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # an option without a type takes text, but never empty text: `-e ''` and `-o ''` name no file
+        # (an option that means something by '' says type=str)
+        self.register("type", None, non_empty)
+
     def parse_known_args(self, args=None, namespace=None):
         self._given = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
@@ -52,6 +59,13 @@ class Parser(argparse.ArgumentParser):
 PROG = "python -m scheduler"
 
 
+def non_empty(text: str) -> str:
+    """The ``type`` of text options: any text but the empty one."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a value, got ''")
+    return text
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of the module that registers ``command`` only."""
     parser = Parser(
@@ -60,6 +74,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.type = str  # it sees the command's arguments too: the command's parser checks them
     modules = [module for module, commands in COMMANDS.items() if command in commands] or list(COMMANDS)
     for module in modules:
         importlib.import_module(f"scheduler.cli.{module}").register(subparsers)
@@ -78,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except UsageError as exc:  # a command-line mistake found after parsing: as argparse's own errors
+        print(f"error: {args.command}: {exc} (see {PROG} {args.command} --help)", file=sys.stderr)
+        return 2
     except SchedulerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -9,7 +9,7 @@ import sys
 from scheduler.cli.options import (
     DEFAULT_TIMEOUT,
     add_scheduling_options,
-    count_flag,
+    machines_flag,
     file_options,
     option_overrides,
     timeout_flag,
@@ -26,18 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Bind a ZeroMQ REP socket and schedule the simulation Batsim drives. "
                     "Exits 0 after SIMULATION_ENDS. On an error (a protocol violation, a refused option) it "
                     "replies with a NOTIFY carrying the error, on which Batsim aborts, and exits non-zero.",
+        usage="%(prog)s [options]",
     )
-    serve.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
-                       help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
-    add_scheduling_options(serve)
-    serve.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
-                       help=f"fail if Batsim sends nothing for S seconds, the first message included (default "
-                            f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
-    serve.add_argument("-e", "--export", metavar="PREFIX",
-                       help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
-                            "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
-                            "so that 'report' finds them beside Batsim's PREFIX_jobs.csv")
-    serve.add_argument("--verbose", action="store_true", help="log every ignored event and the latencies")
+    group = add_scheduling_options(serve)["run"]
+    group.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
+                     help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
+    group.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
+                     help=f"fail if Batsim sends nothing for S seconds, the first message included (default "
+                          f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")
+    group.add_argument("-e", "--export", metavar="PREFIX",
+                     help="at the end, write what the scheduler learnt (PREFIX_classifier_weeks.csv, "
+                          "PREFIX_feature_importances.csv, PREFIX_predictions.csv); give Batsim's -e prefix "
+                          "so that 'report' finds them beside Batsim's PREFIX_jobs.csv")
+    group.add_argument("--verbose", action="store_true", help="log every ignored event and the latencies")
     serve.set_defaults(func=run_serve)
     register_peer(subparsers)
 
@@ -82,12 +83,12 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
     peer.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                       help="the decision process's socket (default tcp://localhost:28000)")
     size = peer.add_mutually_exclusive_group()
-    size.add_argument("--mmax", type=count_flag, metavar="N", help="use only the first N machines")
+    size.add_argument("--mmax", type=machines_flag, metavar="N", help="use only the first N machines")
     size.add_argument("--mmax-workload", action="store_true", help="use as many machines as the workload's nb_res")
     peer.add_argument("--enable-dynamic-jobs", action="store_true", help="allow REGISTER_JOB / REGISTER_PROFILE")
     peer.add_argument("--acknowledge-dynamic-jobs", action="store_true", help="echo JOB_SUBMITTED for registered jobs")
     peer.add_argument("--enable-profile-reuse", action="store_true", help="do not garbage-collect profiles")
-    peer.add_argument("--sched-cfg", default="", metavar="STR", help="string passed as config.sched-config")
+    peer.add_argument("--sched-cfg", default="", type=str, metavar="STR", help="string passed as config.sched-config")
     peer.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
                       help=f"fail if the scheduler does not answer within S s, the first message included (default "
                            f"{DEFAULT_TIMEOUT:g}; 0 waits forever)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scheduler.cli.options import count_flag, seconds_flag
+from scheduler.cli.options import count_flag, flag_type, integer_text, seconds_flag
 from scheduler.values import DEFAULT_TAU
 
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("config", help="sweep config file (see experiments/*.json)")
     sweep.add_argument("-o", "--output", "--results", dest="results", metavar="RESULTS",
                        help="results folder (default: results/<config name>)")
-    sweep.add_argument("--workers", "-j", type=int, metavar="N",
+    sweep.add_argument("--workers", "-j", type=workers_flag, metavar="N",
                        help="local worker processes (default: the number of CPUs; 0 runs in this process)")
     sweep.add_argument("--dask-scheduler", metavar="ADDRESS",
                        help="run on a Dask distributed cluster (e.g. tcp://head:8786); RESULTS must be on a "
@@ -55,6 +55,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--workers", "-j", type=count_flag, default=1, metavar="N",
                         help="processes reading the runs (default 1)")
     report.set_defaults(func=run_report_command)
+
+
+def _natural(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"expected 0 (in this process) or more, got {value}")
+    return value
+
+
+workers_flag = flag_type(lambda text: _natural(integer_text(text)))
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from scheduler import plugins
 from scheduler.config import (
+    OPTION_GROUPS,
     VARIANTS,
     Option,
     SchedulerConfig,
@@ -25,10 +26,8 @@ from scheduler.config import (
     positive_integer,
     positive_seconds,
 )
-from scheduler.errors import ConfigError
-
-COMMAND_LINE = "command line"
-
+from scheduler.errors import ConfigError, PluginError, UsageError
+from scheduler.values import MAX_MACHINES
 
 def flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """An argparse ``type`` from a parser raising ValueError: its message becomes argparse's error."""
@@ -47,9 +46,19 @@ def positive_number(value: float) -> float:
     return value
 
 
+def machine_size(value: int) -> int:
+    """A machine size: a positive integer up to :data:`MAX_MACHINES`, the bound of every door (workload files,
+    platforms, Batsim's messages)."""
+    if not 0 < value <= MAX_MACHINES:
+        raise ValueError(f"expected a positive integer up to {MAX_MACHINES:,} (2**24) machines, got {value}")
+    return value
+
+
 #: ``type`` of flags taking a positive number of seconds, a positive count, a positive number, a seed.
 seconds_flag = flag_type(lambda text: positive_seconds(number_text(text)))
 count_flag = flag_type(lambda text: positive_integer(integer_text(text)))
+#: ``type`` of flags taking a number of machines (``--nb-res``).
+machines_flag = flag_type(lambda text: machine_size(integer_text(text)))
 number_flag = flag_type(lambda text: positive_number(number_text(text)))
 seed_flag = flag_type(lambda text: options_of(SchedulerConfig)["seed"].check(integer_text(text)))
 #: ``type`` of a socket's ``--timeout``: seconds, 0 (None) to wait forever.
@@ -58,18 +67,34 @@ timeout_flag = flag_type(lambda text: None if number_text(text) == 0 else positi
 DEFAULT_TIMEOUT = 600.0
 
 
-def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("scheduling")
+def option_groups(parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """One argument group of ``parser`` per :data:`OPTION_GROUPS` entry, in its order (``--help`` shows them so)."""
+    return {key: parser.add_argument_group(title, description) for key, (title, description) in OPTION_GROUPS.items()}
+
+
+def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, Any] | None = None, *,
+                           several_variants: bool = False) -> dict[str, Any]:
+    """Add ``--variant``, the option files and a flag per :class:`SchedulerConfig` field, each in its group
+    (made here unless given); return the groups, for the command's own options. ``several_variants``:
+    ``--variant`` takes a comma-separated list (``simulate``)."""
+    groups = groups or option_groups(parser)
+    run = groups["run"]
+    if several_variants:
+        run.add_argument("--variant", metavar="NAME[,NAME...]",
+                         help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
+                              "separated by commas, or 'all', to compare them against the first: " + ", ".join(VARIANTS))
+    else:
+        run.add_argument("--variant", choices=list(VARIANTS),
+                         help="one of the paper's variants (sets classifier, safeguard and estimates)")
+    run.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
+                     help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
+    run.add_argument("--variant_options", metavar="JSON",
+                     help="scheduling options as a JSON object (batsched's name); flags override it")
     for name, spec in options_of(SchedulerConfig).items():
-        group.add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=_help(name, spec),
-                           type=None if spec.parse is str else flag_type(spec.parse))
-    group.add_argument("--variant", choices=list(VARIANTS),
-                       help="one of the paper's variants (sets classifier, safeguard and estimates)")
-    group.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
-                       help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
-    group.add_argument("--variant_options", metavar="JSON",
-                       help="scheduling options as a JSON object (batsched's name); flags override it")
+        groups[spec.group].add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=_help(name, spec),
+                                        type=None if spec.parse is str else flag_type(spec.parse))
     parser.help_extra = plugin_help
+    return groups
 
 
 #: The options that name a plug-in, with the kind of each.
@@ -119,17 +144,23 @@ def _help(name: str, spec: Option) -> str:
 
 
 def flag_labels() -> dict[str, str]:
-    """Each option's main flag, to name it in errors about the command line."""
-    return {name: main_flag(name, spec) for name, spec in options_of(SchedulerConfig).items()}
+    """Each option as argparse names it in its errors (``argument --seed``)."""
+    return {name: f"argument {main_flag(name, spec)}" for name, spec in options_of(SchedulerConfig).items()}
 
 
 def option_overrides(args: argparse.Namespace) -> dict:
-    """The scheduling options given as flags (``--variant`` first, explicit flags on top), checked."""
+    """The scheduling options given as flags (``--variant`` first, explicit flags on top), checked: a value
+    refused is a :class:`UsageError` (exit 2), but for a plug-in file or module that cannot be loaded."""
     overrides = dict(VARIANTS[args.variant]) if getattr(args, "variant", None) else {}
     for name in options_of(SchedulerConfig):
         if getattr(args, name, None) is not None:
             overrides[name] = getattr(args, name)
-    return SchedulerConfig.check_options(overrides, COMMAND_LINE, flag_labels())
+    try:
+        return SchedulerConfig.check_options(overrides, None, flag_labels())
+    except PluginError:
+        raise
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def file_options(args: argparse.Namespace) -> dict:
@@ -142,5 +173,16 @@ def file_options(args: argparse.Namespace) -> dict:
 
 
 def config_from_args(args: argparse.Namespace) -> SchedulerConfig:
-    """The config of the option files (if any) with the command-line flags applied on top."""
-    return SchedulerConfig.from_dict({**file_options(args), **option_overrides(args)}, "scheduling options")
+    """The config of the option files (if any) with the command-line flags applied on top.
+
+    Options that do not go together are the command line's mistake (:class:`UsageError`) unless the files'
+    options alone already do not."""
+    files, flags = file_options(args), option_overrides(args)
+    try:
+        return SchedulerConfig.from_dict({**files, **flags}, "scheduling options")
+    except PluginError:
+        raise
+    except ConfigError as exc:
+        if files:
+            SchedulerConfig.from_dict(files, args.config or "--variant_options")  # the files' own mistake: exit 1
+        raise UsageError(str(exc)) from None

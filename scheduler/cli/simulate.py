@@ -10,11 +10,11 @@ from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
 
-from scheduler.cli.options import add_scheduling_options, config_from_args, count_flag, seconds_flag
+from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.compose import warm_up
 from scheduler.config import KILL_OPTIONS, PROBING_OPTIONS, VARIANTS, SchedulerConfig
 from scheduler.cyclic_gc import cyclic_gc_paused
-from scheduler.errors import ConfigError
+from scheduler.errors import UsageError
 from scheduler.metrics import METRICS
 from scheduler.outputs import check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
@@ -31,29 +31,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="simulate a workload (SWF or Batsim JSON) with the embedded Batsim engine",
         description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine. With several "
                     "variants (--variant base,classification-idempotent), run each and print them side by side.",
-        # simulate's --variant takes a list: it replaces the one-name flag of the shared scheduling options
-        conflict_handler="resolve",
+        usage="%(prog)s WORKLOAD [options]",
     )
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
-    size = parser.add_mutually_exclusive_group()
+    group = add_scheduling_options(parser, several_variants=True)["run"]
+    size = group.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
-    size.add_argument("--nb-res", type=count_flag, metavar="N", help="machine size (default: the workload's nb_res)")
-    add_scheduling_options(parser)
-    parser.add_argument("--variant", metavar="NAME[,NAME...]",
-                        help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
-                             "separated by commas, or 'all', to compare them against the first: "
-                             + ", ".join(VARIANTS))
-    parser.add_argument("--tau", type=seconds_flag, default=DEFAULT_TAU, metavar="S",
-                        help=f"bounded-slowdown threshold in seconds (default {DEFAULT_TAU:g})")
-    parser.add_argument("--output-prefix", "-e", metavar="P",
-                        help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
-                             "P_VARIANT_jobs.csv, ...)")
-    parser.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
-    parser.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--acknowledge-dynamic-jobs", action="store_true",
-                        help="model a Batsim run with this flag (it echoes JOB_SUBMITTED for each job the safeguard "
-                             "resubmits; the extra messages change which events of one instant arrive together)")
+    size.add_argument("--nb-res", type=machines_flag, metavar="N",
+                      help="machine size (default: the workload's nb_res)")
+    group.add_argument("--tau", type=seconds_flag, default=DEFAULT_TAU, metavar="S",
+                     help=f"bounded-slowdown threshold in seconds (default {DEFAULT_TAU:g})")
+    group.add_argument("--output-prefix", "-e", metavar="P",
+                     help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
+                          "P_VARIANT_jobs.csv, ...)")
+    group.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
+    group.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
+    group.add_argument("--no-progress", action="store_true", help="no progress bar")
+    group.add_argument("--acknowledge-dynamic-jobs", action="store_true",
+                     help="model a Batsim run with this flag (it echoes JOB_SUBMITTED for each job the safeguard "
+                          "resubmits; the extra messages change which events of one instant arrive together)")
     parser.set_defaults(func=run)
 
 
@@ -65,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     variants = variant_names(args.variant)
     if args.save_model and len(variants) > 1:
-        raise ConfigError("--save-model saves the classifier of one run: give a single --variant")
+        raise UsageError("--save-model saves the classifier of one run: give a single --variant")
     configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
                for name in variants or [None]}
     prefixes = {name: run_prefix(args.output_prefix, name, len(configs)) for name in configs}
@@ -104,7 +100,7 @@ def check_locations(args: argparse.Namespace, configs: dict[str | None, Schedule
         check_outputs([prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES], "--output-prefix")
     if args.save_model:
         if all(config.classifier == "none" for config in configs.values()):
-            raise ConfigError("--save-model needs a classifier (--classifier rf or a --variant with one)")
+            raise UsageError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         check_output(args.save_model, "--save-model")
 
 
@@ -114,13 +110,13 @@ def variant_names(text: str | None) -> list[str]:
         return []
     names = list(VARIANTS) if text.strip() == "all" else [name.strip() for name in text.split(",") if name.strip()]
     if not names:
-        raise ConfigError(f"--variant: empty variant list; give one or more of {', '.join(VARIANTS)}, or 'all'")
+        raise UsageError(f"argument --variant: empty variant list; give one or more of {', '.join(VARIANTS)}, or 'all'")
     for name in names:
         if name not in VARIANTS:
-            raise ConfigError(f"--variant: unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+            raise UsageError(f"argument --variant: unknown variant {name!r}; known: {', '.join(VARIANTS)}")
     twice = [name for name, count in Counter(names).items() if count > 1]
     if twice:
-        raise ConfigError(f"--variant: {twice[0]} is listed twice")
+        raise UsageError(f"argument --variant: {twice[0]} is listed twice")
     return names
 
 

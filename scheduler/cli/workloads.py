@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from scheduler import __version__
-from scheduler.cli.options import count_flag, flag_type, integer_text, number_flag, number_text, seed_flag
+from scheduler.cli.options import (
+    count_flag,
+    flag_type,
+    integer_text,
+    machines_flag,
+    number_flag,
+    number_text,
+    positive_integer,
+    positive_number,
+    seed_flag,
+)
 from scheduler.errors import WorkloadError
 from scheduler.outputs import check_output
 from scheduler.platforms import write_platform
 from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
 from scheduler.workloads.archive import CACHE_ENV, TRACES, fetch_trace
-from scheduler.workloads.synthetic import generate
+from scheduler.workloads.synthetic import MAX_JOBS, MAX_LOAD, generate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert.add_argument("-o", "--output", required=True, metavar="JSON",
                          help="Batsim workload to write (.json, or .json.gz to compress)")
     convert.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
-    convert.add_argument("--nb-res", type=count_flag, metavar="N",
+    convert.add_argument("--nb-res", type=machines_flag, metavar="N",
                          help="machine size (default: the paper's for a known trace, else MaxProcs)")
     convert.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed lines")
     convert.add_argument("--missing-walltime", default="trace-max", type=_missing_walltime, metavar="RULE",
@@ -41,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     platform = subparsers.add_parser(
         "platform", help="write a homogeneous SimGrid platform",
         description="Write a SimGrid 4.1 platform: N compute hosts plus a master host.")
-    platform.add_argument("--nb-res", type=count_flag, required=True, metavar="N",
+    platform.add_argument("--nb-res", type=machines_flag, required=True, metavar="N",
                           help="number of compute hosts")
     platform.add_argument("-o", "--output", required=True, metavar="XML", help="platform file to write")
     platform.add_argument("--name", help="machine name, in the file's comment")
@@ -66,13 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "generate", help="generate a synthetic Batsim workload",
         description="Generate a seeded synthetic workload: users with habits, over-estimated "
                     "requests, daily and weekly rhythms.")
-    gen.add_argument("--jobs", type=count_flag, default=3000, help="number of jobs (default 3000)")
+    gen.add_argument("--jobs", type=jobs_flag, default=3000,
+                     help=f"number of jobs, at most {MAX_JOBS:,} (default 3000)")
     gen.add_argument("--weeks", type=number_flag, default=4.0, help="submission period in weeks (default 4)")
-    gen.add_argument("--nb-res", type=count_flag, default=128, help="machine size (default 128)")
+    gen.add_argument("--nb-res", type=machines_flag, default=128, help="machine size (default 128)")
     gen.add_argument("--seed", type=seed_flag, default=0, help="random seed, in [0, 2**32) (default 0)")
     gen.add_argument("--users", type=count_flag, help="number of users (default: sqrt(jobs))")
-    gen.add_argument("--load", type=number_flag, default=0.7,
-                     help="offered load: total work / (machine size x period) (default 0.7)")
+    gen.add_argument("--load", type=load_flag, default=0.7,
+                     help=f"offered load: total work / (machine size x period), in (0, {MAX_LOAD:g}] (default 0.7)")
     gen.add_argument("-o", "--output", required=True, metavar="JSON", help="Batsim workload to write")
     gen.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
     gen.set_defaults(func=run_generate)
@@ -130,6 +142,8 @@ def run_generate(args: argparse.Namespace) -> int:
     check_output(args.output, "--output")
     if args.platform_out:
         check_output(args.platform_out, "--platform-out")
+    if args.jobs >= 100_000:  # a million take about 20 s: say what is going on
+        print(f"generating {args.jobs:,} jobs, then writing {args.output}", file=sys.stderr, flush=True)
     workload = generate(args.jobs, args.weeks, args.nb_res, seed=args.seed, n_users=args.users,
                         load=args.load)
     print(f"wrote {write_batsim_json(workload, args.output, description=workload.source)}")
@@ -139,6 +153,14 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 pad_flag = flag_type(lambda text: _non_negative(number_text(text)))
+jobs_flag = flag_type(lambda text: _at_most(positive_integer(integer_text(text)), MAX_JOBS, "positive integer"))
+load_flag = flag_type(lambda text: _at_most(positive_number(number_text(text)), MAX_LOAD, "positive number"))
+
+
+def _at_most(value: float, bound: float, what: str) -> float:
+    if value > bound:
+        raise ValueError(f"expected a {what} up to {bound:,}, got {value!r}")
+    return value
 
 
 def _non_negative(value: float) -> float:

@@ -72,7 +72,7 @@ from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
 from scheduler.experiments.labels import policy_label
 from scheduler.plugins import resolve
-from scheduler.values import DEFAULT_TAU
+from scheduler.values import DEFAULT_TAU, MAX_MACHINES
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
 RUN_FORMAT = 1
@@ -252,7 +252,7 @@ class _TraceEntry(msgspec.Struct, forbid_unknown_fields=True):
     name: str | None = None
     path: str | None = None
     archive: str | None = None
-    nb_res: Annotated[int, msgspec.Meta(gt=0)] | None = None
+    nb_res: Annotated[int, msgspec.Meta(gt=0, le=MAX_MACHINES)] | None = None
     platform: str | None = None
     max_jobs: Annotated[int, msgspec.Meta(gt=0)] | None = None
     options: dict[str, Any] = {}

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from scheduler.config import VARIANTS
-from scheduler.errors import ConfigError, WorkloadError
+from scheduler.errors import UsageError, WorkloadError
 from scheduler.experiments import plots as figures_module
 from scheduler.experiments.collect import RunData, analyze_runs, discover_runs
 from scheduler.experiments.labels import scheduler_name, split_label
@@ -52,11 +52,11 @@ POLICY_ORDER = ["fcfs", "wfp", "spf", "saf", "sqf", "lpf"]
 
 
 def _known(given: str | None, default: str, names: list[str], option: str, what: str) -> str:
-    """``given`` if the runs have it (an error naming ``option`` otherwise), else ``default``."""
+    """``given`` if the runs have it (a command-line mistake naming ``option`` otherwise), else ``default``."""
     if given is None:
         return default
     if given not in names:
-        raise ConfigError(f"{option} {given}: no run has it; the runs' {what}: {', '.join(names)}")
+        raise UsageError(f"{option} {given}: no run has it; the runs' {what}: {', '.join(names)}")
     return given
 
 

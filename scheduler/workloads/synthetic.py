@@ -27,8 +27,6 @@ runtime prediction and classification have something to learn):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -50,6 +48,12 @@ REQUEST_STEPS = np.array([5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480
 CRASH_PROBABILITY = 0.08
 MEAN_SESSION_JOBS = 4
 MEAN_SESSION_GAP = 90.0
+#: The most jobs one workload is generated with: 2**22 (4.2 million). A million take about 20 s and 1 GB of
+#: memory (``generate --jobs 1000000``, most of it writing the JSON); a billion would take days and a terabyte.
+MAX_JOBS = 2 ** 22
+#: The highest offered load: above 1 the jobs ask for more work than the machine can do in the period, and the
+#: queue grows until the submissions end.
+MAX_LOAD = 1.0
 
 
 def generate(n_jobs: int = 3000, weeks: float = 4, nb_res: int = 128, *, seed: int = 0,
@@ -59,26 +63,27 @@ def generate(n_jobs: int = 3000, weeks: float = 4, nb_res: int = 128, *, seed: i
 
     Parameters
     ----------
-    n_jobs : number of jobs.
+    n_jobs : number of jobs, at most :data:`MAX_JOBS`.
     weeks : duration of the submission period, in weeks.
     nb_res : machine size (processors).
     seed : seed of the ``numpy.random.Generator``; the same seed gives the same workload.
     n_users : number of users (default: about the square root of ``n_jobs``).
-    load : offered load, total work / (nb_res x duration).
+    load : offered load, total work / (nb_res x duration), at most :data:`MAX_LOAD`.
     max_runtime : the machine's runtime limit (largest request), in seconds.
     """
-    checks = {"n_jobs": _whole(n_jobs) and n_jobs > 0, "nb_res": _whole(nb_res) and 0 < nb_res <= MAX_MACHINES,
+    checks = {"n_jobs": _whole(n_jobs) and 0 < n_jobs <= MAX_JOBS,
+              "nb_res": _whole(nb_res) and 0 < nb_res <= MAX_MACHINES,
               "seed": _whole(seed) and seed >= 0, "n_users": n_users is None or _whole(n_users) and n_users > 0,
-              "weeks": 0 < weeks * WEEK <= MAX_SECONDS, "load": 0 < load < math.inf,
+              "weeks": 0 < weeks * WEEK <= MAX_SECONDS, "load": 0 < load <= MAX_LOAD,
               "max_runtime": 600 <= max_runtime <= MAX_SECONDS}  # NaN fails every test
     wrong = [name for name, right in checks.items() if not right]
     if wrong:
         values = {"n_jobs": n_jobs, "nb_res": nb_res, "seed": seed, "n_users": n_users, "weeks": weeks, "load": load,
                   "max_runtime": max_runtime}
-        raise WorkloadError(f"generate: invalid {', '.join(f'{name}={values[name]!r}' for name in wrong)}: n_jobs, "
-                            f"nb_res (up to {MAX_MACHINES}) and n_users are positive integers, the seed a natural "
-                            f"number, weeks and load positive and finite, max_runtime at least 600 s (the period and "
-                            f"max_runtime at most {MAX_SECONDS:.0f} s)")
+        raise WorkloadError(f"generate: invalid {', '.join(f'{name}={values[name]!r}' for name in wrong)}: n_jobs "
+                            f"(up to {MAX_JOBS}), nb_res (up to {MAX_MACHINES}) and n_users are positive integers, the "
+                            f"seed a natural number, weeks positive and finite, load in (0, {MAX_LOAD:g}], max_runtime "
+                            f"at least 600 s (the period and max_runtime at most {MAX_SECONDS:.0f} s)")
     rng = np.random.default_rng(seed)
     horizon = weeks * WEEK
     n_users = n_users or int(np.clip(round(np.sqrt(n_jobs)), 4, 200))
