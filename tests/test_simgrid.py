@@ -124,3 +124,13 @@ def test_lazy_remainders_match_simgrids_eager_update(operations):
         assert [s.owner for s in lazy.jump()] == eager.step(None)
         assert lazy.now == eager.now
     assert not eager.sleeps
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(0, 10**7).map(float), st.floats(0, 1e7)), st.floats(0, 1e7))
+def test_long_double_difference_is_numpys(later, earlier):
+    import numpy as np
+
+    from scheduler.sim.actors import long_double_difference
+
+    assert long_double_difference(later, earlier) == float(np.longdouble(later) - np.longdouble(earlier))

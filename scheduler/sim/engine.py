@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from itertools import starmap
+from itertools import groupby, starmap
 from operator import attrgetter
 from typing import Callable, Sequence
 
@@ -47,6 +47,7 @@ from scheduler.sim.actors import BatsimActors
 from scheduler.sim.exchange import Exchange
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.sim.records import (
+    LAST_MESSAGES,
     RUNNING,
     SEND,
     Actor,
@@ -107,6 +108,7 @@ class BatsimEngine(BatsimActors):
         sims = list(map(SimJob, jobs, runtimes))
         self.jobs = dict(zip(ids, sims))
         self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
+        self._static_groups = [(subtime, list(group)) for subtime, group in groupby(self._static, _subtime_of)]
         self._static_profiles = set(profiles)
 
     # --- the run -------------------------------------------------------------------
@@ -144,6 +146,9 @@ class BatsimEngine(BatsimActors):
         timeline, mailbox, sleep_for = self._timeline, self._mailbox, self._timeline.sleep
         while not self._done:
             while self._to_run:
+                if len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
+                    self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
+                    continue
                 ran, self._to_run = self._to_run, []
                 for process in ran:
                     if not process.dead:
@@ -189,13 +194,7 @@ class BatsimEngine(BatsimActors):
         if arrived:
             self._in_flight = None
             if not ended:  # the common case: only the message arrived
-                sender = in_flight[1]
-                if sender.actor.__class__ is Exchange and sender.actor.plain and not timeline.following:
-                    self._serve(in_flight[2])
-                    self._finish_exchange(sender)
-                else:
-                    to_run.append(sender)
-                    self._serve(in_flight[2])
+                self._arrived_alone(in_flight[1], in_flight[2])
                 return
             sender_at = next((i for i, sleep in enumerate(ended) if sleep.seq > in_flight[0]), len(ended))
         for i, sleep in enumerate(ended):
@@ -208,6 +207,39 @@ class BatsimEngine(BatsimActors):
             if sender_at == len(ended):
                 to_run.append(in_flight[1])
             self._serve(in_flight[2])
+
+    def _run_alone(self, process: Process) -> None:
+        """A round in which ``process`` runs alone, the server waiting and no sleep about to end, then the step
+        of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
+        if process.dead:
+            return
+        try:
+            call = process.actor.send(None)
+        except StopIteration:
+            process.dead = True
+            return
+        if call[0] is SEND:
+            self._receiving = False
+            timeline = self._timeline
+            timeline.next_seq()  # the message's action
+            timeline.message_step()
+            self._arrived_alone(process, call[1])
+        else:
+            process.sleep = self._timeline.sleep(call[1], process)
+
+    def _arrived_alone(self, sender: Process, message: tuple) -> None:
+        """A message arrived in a step in which nothing else happened: the server serves it; its sender runs
+        next, unless its report was its last call (it would only end), or it is a plain exchange, whose rest
+        :meth:`_finish_exchange` takes."""
+        if message[0] in LAST_MESSAGES:
+            sender.dead = True
+            self._serve(message)
+        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.following:
+            self._serve(message)
+            self._finish_exchange(sender)
+        else:
+            self._to_run.append(sender)
+            self._serve(message)
 
     def _finish_exchange(self, process: Process) -> None:
         """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take
@@ -293,6 +325,10 @@ class BatsimEngine(BatsimActors):
             "consumed_energy": [-1.0] * len(sims),
             "metadata": metadata,
         }
+
+
+def _subtime_of(sim: SimJob) -> float:
+    return sim.job.subtime
 
 
 def _first_duplicate(values: list) -> object:
