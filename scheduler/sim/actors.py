@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Any, Sequence
 
 import numpy as np
@@ -100,7 +101,7 @@ class BatsimActors:
         timeline = self._timeline
         current = timeline.now
         group: list[SimJob] = []
-        for subtime, jobs in self._static_groups:
+        for subtime, jobs in groupby(self._static, _subtime_of):  # the jobs due at one time
             if subtime > current:
                 if group:
                     yield (SEND, (MSG_SUBMITTED, group))
@@ -108,8 +109,8 @@ class BatsimActors:
                 yield (SLEEP, long_double_difference(subtime, current))
                 current = timeline.now
                 if subtime > current:  # short of it: the next job sleeps again, as Batsim's loop does
-                    group.append(jobs[0])
-                    for sim in jobs[1:]:
+                    group.append(next(jobs))
+                    for sim in jobs:
                         if subtime > current:
                             yield (SEND, (MSG_SUBMITTED, group))
                             group = []
@@ -276,6 +277,7 @@ class BatsimActors:
     def _end(self, sim: SimJob, state: str) -> None:
         """A job ends (its executor's time is up, or a killer killed it): its machines are free."""
         sim.state, sim.finish = state, stamp(self._timeline.now)
+        sim.executor = None  # (it only ends now: without it, its frame would live as long as the job's record)
         self.free |= sim.mask
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
@@ -336,6 +338,10 @@ class BatsimActors:
 
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
+
+
+def _subtime_of(sim: SimJob) -> float:
+    return sim.job.subtime
 
 
 def long_double_difference(later: float, earlier: float) -> float:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from itertools import groupby, starmap
+from itertools import starmap
 from operator import attrgetter
 from typing import Callable, Sequence
 
@@ -108,7 +108,6 @@ class BatsimEngine(BatsimActors):
         sims = list(map(SimJob, jobs, runtimes))
         self.jobs = dict(zip(ids, sims))
         self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
-        self._static_groups = [(subtime, list(group)) for subtime, group in groupby(self._static, _subtime_of)]
         self._static_profiles = set(profiles)
 
     # --- the run -------------------------------------------------------------------
@@ -325,10 +324,6 @@ class BatsimEngine(BatsimActors):
             "consumed_energy": [-1.0] * len(sims),
             "metadata": metadata,
         }
-
-
-def _subtime_of(sim: SimJob) -> float:
-    return sim.job.subtime
 
 
 def _first_duplicate(values: list) -> object:
