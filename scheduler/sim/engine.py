@@ -71,7 +71,17 @@ _JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
 
 
 class BatsimEngine(BatsimActors):
-    """Drives a decision process through a whole workload."""
+    """Drives a decision process through a whole workload.
+
+    With :attr:`shortcuts` (the default), what can only happen one way is done without SimGrid's round
+    bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
+    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_finish_exchange`);
+    a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
+    reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
+    """
+
+    #: Whether the run takes the shortcuts (a class attribute, so that a test can run both ways).
+    shortcuts = True
 
     def __init__(self, workload: Workload, nb_machines: int | None = None,
                  options: SimulationOptions | None = None) -> None:
@@ -118,7 +128,7 @@ class BatsimEngine(BatsimActors):
         killed and resubmitted job counting once."""
         self._decide, self._progress = decide, progress
         self._static_ids = set(map(id, self._static)) if progress is not None else set()
-        self._timeline = Timeline()
+        self._timeline = Timeline(shortcuts=self.shortcuts)
         self._to_run: list[Process] = []
         self._mailbox: deque[tuple[Process, tuple]] = deque()
         self._receiving = False  # the server waits for a message
@@ -136,16 +146,28 @@ class BatsimEngine(BatsimActors):
             self._start_server()
             self._maestro()
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
-        return SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
-                                unfinished, self._deciding)
+        result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
+                                  unfinished, self._deciding)
+        self._release()
+        return result
+
+    def _release(self) -> None:
+        """The run is over: drop what it made. The actors, the server's handlers and the engine hold one another in
+        cycles, which the cyclic collector, paused for the whole command, would keep with every job record."""
+        self._handlers = self._decide = self._progress = None
+        self._to_run, self._static, self.rows = [], [], []
+        self._mailbox.clear()
+        self._timeline = Timeline()
+        self.jobs = {}
 
     def _maestro(self) -> None:
         """SimGrid's main loop: every actor ready to run runs until it blocks, then their calls are handled
         in the order they ran; when none is ready, the clock moves one step."""
         timeline, mailbox, sleep_for = self._timeline, self._mailbox, self._timeline.sleep
+        shortcuts = self.shortcuts
         while not self._done:
             while self._to_run:
-                if len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
+                if shortcuts and len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
                     self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
                     continue
                 ran, self._to_run = self._to_run, []
@@ -193,7 +215,11 @@ class BatsimEngine(BatsimActors):
         if arrived:
             self._in_flight = None
             if not ended:  # the common case: only the message arrived
-                self._arrived_alone(in_flight[1], in_flight[2])
+                if self.shortcuts:
+                    self._arrived_alone(in_flight[1], in_flight[2])
+                else:
+                    to_run.append(in_flight[1])
+                    self._serve(in_flight[2])
                 return
             sender_at = next((i for i, sleep in enumerate(ended) if sleep.seq > in_flight[0]), len(ended))
         for i, sleep in enumerate(ended):

@@ -80,7 +80,8 @@ class Timeline:
     actions (sleeps, messages) draws from one sequence, which orders what ends in the same step.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shortcuts: bool = True) -> None:
+        self.shortcuts = shortcuts  # whether a sleep that ends alone is jumped to without following it first
         self.now = 0.0
         self._seq = 0
         self._log = array("d")  # a positive entry: a step's duration; -k: k message steps
@@ -155,7 +156,7 @@ class Timeline:
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
         waiting = self._waiting
-        if not self._followed and waiting and not waiting[0][2].cancelled:
+        if self.shortcuts and not self._followed and waiting and not waiting[0][2].cancelled:
             first = heapq.heappop(waiting)[2]
             if not waiting or waiting[0][0] > first.end + _NEAR:  # the common case: it ends alone
                 delta = self._replay(first)
