@@ -71,3 +71,66 @@ def test_a_cancelled_sleep_never_ends():
     kept, cancelled = timeline.sleep(3.0, "kept"), timeline.sleep(2.0, "cancelled")
     timeline.cancel(cancelled)
     assert sleeps_ending(timeline) == [["kept"]] and kept.remaining == 0.0
+
+
+class EagerTimeline:
+    """SimGrid's L07 update as SimGrid does it: every step subtracts its duration from every sleep."""
+
+    def __init__(self) -> None:
+        self.now, self.sleeps = 0.0, []  # [remaining, owner]
+
+    def sleep(self, duration: float, owner: str) -> None:
+        self.sleeps.append([duration, owner])
+
+    def step(self, limit: float | None) -> list[str]:
+        """A message step (``limit`` = MESSAGE_TIME) or, with None, a jump to the next end."""
+        delta = min([s[0] for s in self.sleeps] + ([limit] if limit is not None else []))
+        self.now += delta
+        ended = []
+        for sleep in self.sleeps:
+            sleep[0] -= delta
+            if sleep[0] < PRECISION:
+                sleep[0] = 0.0
+                ended.append(sleep[1])
+        self.sleeps = [s for s in self.sleeps if s[0]]
+        return ended
+
+
+#: Durations that meet: whole seconds on both sides of 16384 s (where message steps stop counting), tiny ones,
+#: and ones just off a whole second.
+_DURATIONS = st.one_of(st.integers(1, 40000).map(float), st.sampled_from([1e-7, 5e-7, 2e-6, 1e-5, 0.5, 16384.0]),
+                       st.integers(1, 40000).map(lambda s: s - 3e-9))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.just("sleep"), _DURATIONS), st.tuples(st.just("messages"), st.integers(1, 3000)),
+                          st.tuples(st.just("jump"), st.just(0))), min_size=1, max_size=120))
+def test_lazy_remainders_match_simgrids_eager_update(operations):
+    """The timeline's log and replays (one log entry per run of message steps, a sleep starting inside a run)
+    end every sleep in the step SimGrid's eager update ends it, with the same clock, to the bit."""
+    lazy, eager = Timeline(), EagerTimeline()
+    for i, (kind, value) in enumerate(operations):
+        if kind == "sleep":
+            lazy.sleep(value, str(i))
+            eager.sleep(value, str(i))
+        elif kind == "messages":
+            for _ in range(value):
+                ended = [s.owner for s in lazy.message_step()[1]]
+                assert ended == eager.step(MESSAGE_TIME)
+        elif not lazy.idle:
+            assert [s.owner for s in lazy.jump()] == eager.step(None)
+        assert lazy.now == eager.now
+    while not lazy.idle:
+        assert [s.owner for s in lazy.jump()] == eager.step(None)
+        assert lazy.now == eager.now
+    assert not eager.sleeps
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(0, 10**7).map(float), st.floats(0, 1e7)), st.floats(0, 1e7))
+def test_long_double_difference_is_numpys(later, earlier):
+    import numpy as np
+
+    from scheduler.sim.actors import long_double_difference
+
+    assert long_double_difference(later, earlier) == float(np.longdouble(later) - np.longdouble(earlier))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Any, Sequence
 
 import numpy as np
@@ -92,20 +93,32 @@ class BatsimActors:
             self._receiving = True
 
     def _submitter(self) -> Actor:
-        """Batsim's static job submitter: the jobs due at the same time in one message, then goodbye."""
+        """Batsim's static job submitter: the jobs due at the same time in one message, then goodbye.
+
+        Batsim compares each job's submission time with the clock; when the clock stopped short of a group's
+        time (a sleep ends up to a few nanoseconds early), each job of the group sleeps again first."""
         yield (SEND, (MSG_HELLO,))
         timeline = self._timeline
         current = timeline.now
         group: list[SimJob] = []
-        for sim in self._static:
-            subtime = sim.job.subtime
+        for subtime, jobs in groupby(self._static, _subtime_of):  # the jobs due at one time
             if subtime > current:
                 if group:
                     yield (SEND, (MSG_SUBMITTED, group))
                     group = []
-                yield (SLEEP, float(np.longdouble(subtime) - np.longdouble(current)))  # Batsim's long doubles
+                yield (SLEEP, long_double_difference(subtime, current))
                 current = timeline.now
-            group.append(sim)
+                if subtime > current:  # short of it: the next job sleeps again, as Batsim's loop does
+                    group.append(next(jobs))
+                    for sim in jobs:
+                        if subtime > current:
+                            yield (SEND, (MSG_SUBMITTED, group))
+                            group = []
+                            yield (SLEEP, long_double_difference(subtime, current))
+                            current = timeline.now
+                        group.append(sim)
+                    continue
+            group.extend(jobs)
         if group:
             yield (SEND, (MSG_SUBMITTED, group))
         yield (SEND, (MSG_BYE,))
@@ -264,6 +277,7 @@ class BatsimActors:
     def _end(self, sim: SimJob, state: str) -> None:
         """A job ends (its executor's time is up, or a killer killed it): its machines are free."""
         sim.state, sim.finish = state, stamp(self._timeline.now)
+        sim.executor = None  # (it only ends now: without it, its frame would live as long as the job's record)
         self.free |= sim.mask
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
@@ -324,6 +338,19 @@ class BatsimActors:
 
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
+
+
+def _subtime_of(sim: SimJob) -> float:
+    return sim.job.subtime
+
+
+def long_double_difference(later: float, earlier: float) -> float:
+    """``later - earlier`` computed in long doubles, as Batsim computes its submitter's sleeps, then rounded to a
+    double: the plain difference when it is exact (Fast2Sum's error term is zero), else through numpy."""
+    difference = later - earlier
+    if abs(later) >= abs(earlier) and (-earlier) - (difference - later) == 0.0:
+        return difference
+    return float(np.longdouble(later) - np.longdouble(earlier))
 
 
 def _ignore(message: tuple) -> None:

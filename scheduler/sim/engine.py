@@ -47,6 +47,7 @@ from scheduler.sim.actors import BatsimActors
 from scheduler.sim.exchange import Exchange
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.sim.records import (
+    LAST_MESSAGES,
     RUNNING,
     SEND,
     Actor,
@@ -70,7 +71,17 @@ _JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
 
 
 class BatsimEngine(BatsimActors):
-    """Drives a decision process through a whole workload."""
+    """Drives a decision process through a whole workload.
+
+    With :attr:`shortcuts` (the default), what can only happen one way is done without SimGrid's round
+    bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
+    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_finish_exchange`);
+    a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
+    reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
+    """
+
+    #: Whether the run takes the shortcuts (a class attribute, so that a test can run both ways).
+    shortcuts = True
 
     def __init__(self, workload: Workload, nb_machines: int | None = None,
                  options: SimulationOptions | None = None) -> None:
@@ -117,7 +128,7 @@ class BatsimEngine(BatsimActors):
         killed and resubmitted job counting once."""
         self._decide, self._progress = decide, progress
         self._static_ids = set(map(id, self._static)) if progress is not None else set()
-        self._timeline = Timeline()
+        self._timeline = Timeline(shortcuts=self.shortcuts)
         self._to_run: list[Process] = []
         self._mailbox: deque[tuple[Process, tuple]] = deque()
         self._receiving = False  # the server waits for a message
@@ -135,15 +146,30 @@ class BatsimEngine(BatsimActors):
             self._start_server()
             self._maestro()
         unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
-        return SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
-                                unfinished, self._deciding, self.options.flags())
+        result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
+                                  unfinished, self._deciding, self.options.flags())
+        self._release()
+        return result
+
+    def _release(self) -> None:
+        """The run is over: drop what it made. The actors, the server's handlers and the engine hold one another in
+        cycles, which the cyclic collector, paused for the whole command, would keep with every job record."""
+        self._handlers = self._decide = self._progress = None
+        self._to_run, self._static, self.rows = [], [], []
+        self._mailbox.clear()
+        self._timeline = Timeline()
+        self.jobs = {}
 
     def _maestro(self) -> None:
         """SimGrid's main loop: every actor ready to run runs until it blocks, then their calls are handled
         in the order they ran; when none is ready, the clock moves one step."""
         timeline, mailbox, sleep_for = self._timeline, self._mailbox, self._timeline.sleep
+        shortcuts = self.shortcuts
         while not self._done:
             while self._to_run:
+                if shortcuts and len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
+                    self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
+                    continue
                 ran, self._to_run = self._to_run, []
                 for process in ran:
                     if not process.dead:
@@ -189,12 +215,10 @@ class BatsimEngine(BatsimActors):
         if arrived:
             self._in_flight = None
             if not ended:  # the common case: only the message arrived
-                sender = in_flight[1]
-                if sender.actor.__class__ is Exchange and sender.actor.plain and not timeline.following:
-                    self._serve(in_flight[2])
-                    self._finish_exchange(sender)
+                if self.shortcuts:
+                    self._arrived_alone(in_flight[1], in_flight[2])
                 else:
-                    to_run.append(sender)
+                    to_run.append(in_flight[1])
                     self._serve(in_flight[2])
                 return
             sender_at = next((i for i, sleep in enumerate(ended) if sleep.seq > in_flight[0]), len(ended))
@@ -208,6 +232,39 @@ class BatsimEngine(BatsimActors):
             if sender_at == len(ended):
                 to_run.append(in_flight[1])
             self._serve(in_flight[2])
+
+    def _run_alone(self, process: Process) -> None:
+        """A round in which ``process`` runs alone, the server waiting and no sleep about to end, then the step
+        of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
+        if process.dead:
+            return
+        try:
+            call = process.actor.send(None)
+        except StopIteration:
+            process.dead = True
+            return
+        if call[0] is SEND:
+            self._receiving = False
+            timeline = self._timeline
+            timeline.next_seq()  # the message's action
+            timeline.message_step()
+            self._arrived_alone(process, call[1])
+        else:
+            process.sleep = self._timeline.sleep(call[1], process)
+
+    def _arrived_alone(self, sender: Process, message: tuple) -> None:
+        """A message arrived in a step in which nothing else happened: the server serves it; its sender runs
+        next, unless its report was its last call (it would only end), or it is a plain exchange, whose rest
+        :meth:`_finish_exchange` takes."""
+        if message[0] in LAST_MESSAGES:
+            sender.dead = True
+            self._serve(message)
+        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.following:
+            self._serve(message)
+            self._finish_exchange(sender)
+        else:
+            self._to_run.append(sender)
+            self._serve(message)
 
     def _finish_exchange(self, process: Process) -> None:
         """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take

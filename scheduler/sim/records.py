@@ -34,6 +34,8 @@ SEND, SLEEP = "send", "sleep"
 MSG_HELLO, MSG_SUBMITTED, MSG_BYE = "hello", "submitted", "bye"
 MSG_COMPLETED, MSG_WAITED, MSG_KILLED = "completed", "waited", "killed"
 MSG_DECISION, MSG_READY = "decision", "ready"
+#: The reports an actor sends last: an executor, a waiter or a killer ends once its report has arrived.
+LAST_MESSAGES = frozenset((MSG_COMPLETED, MSG_WAITED, MSG_KILLED))
 
 Actor = Generator[tuple, Any, None]
 

@@ -21,10 +21,8 @@ from __future__ import annotations
 import heapq
 import math
 from array import array
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 #: The duration of one of Batsim's internal messages (1 byte at 1000 GBps, no latency).
 MESSAGE_TIME = 1e-12
@@ -34,26 +32,28 @@ PRECISION = 1e-9
 _NEAR = 1e-6
 #: Above this, one message step does not change a double (at it, the next double down is 1.8e-12 away).
 _ABSORBED = 16384.0
-#: Replays of more log entries than this go through numpy while they can.
-_LONG_REPLAY = 24
 
 
-@dataclass(slots=True, eq=False)
 class Sleep:
-    """A sleeping action: ``remaining`` seconds as of log entry ``mark`` (or now, once followed)."""
+    """A sleeping action: ``remaining`` seconds as of log entry ``mark`` (or now, once followed). A sleep that
+    began inside the run of message steps logged at ``mark`` did not live through the first ``offset`` of them."""
 
-    seq: int
-    remaining: float
-    mark: int
-    end: float  # approximate: the clock when it started plus its duration
-    owner: Any = None
-    cancelled: bool = False
-    followed: bool = field(default=False)
+    __slots__ = ("seq", "remaining", "mark", "offset", "end", "owner", "cancelled", "followed")
+
+    def __init__(self, seq: int, remaining: float, mark: int, offset: int, end: float, owner: Any = None) -> None:
+        self.seq, self.remaining, self.mark, self.offset, self.end, self.owner = seq, remaining, mark, offset, end, owner
+        self.cancelled = self.followed = False
 
 
 def after_messages(remaining: float, count: int) -> float:
     """``remaining`` after ``count`` message steps, each ``remaining -= MESSAGE_TIME`` rounded as a double
     (and zero below :data:`PRECISION`), in a few operations per binade crossed."""
+    if count <= 4:  # the common case (a sleep that began inside a run): step by step is cheaper
+        for _ in range(count):
+            remaining -= MESSAGE_TIME
+            if remaining < PRECISION:
+                return 0.0
+        return remaining
     while count and remaining:
         if remaining > _ABSORBED:
             return remaining
@@ -80,11 +80,12 @@ class Timeline:
     actions (sleeps, messages) draws from one sequence, which orders what ends in the same step.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shortcuts: bool = True) -> None:
+        self.shortcuts = shortcuts  # whether a sleep that ends alone is jumped to without following it first
         self.now = 0.0
         self._seq = 0
         self._log = array("d")  # a positive entry: a step's duration; -k: k message steps
-        self._open_run = False  # whether the next message step may extend the log's last run
+        self._open_run = False  # whether the log's last entry is a run that the next message step extends
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
         self._followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current
 
@@ -93,15 +94,20 @@ class Timeline:
         return self._seq
 
     def sleep(self, duration: float, owner: Any) -> Sleep:
-        """A sleep of ``duration`` seconds starting now."""
-        sleep = Sleep(self.next_seq(), duration, len(self._log), self.now + duration, owner)
+        """A sleep of ``duration`` seconds starting now. Inside a run of message steps it starts at the run's
+        entry, past the steps logged so far: the run stays open (one log entry per run, not per message)."""
+        self._seq += 1
+        log = self._log
+        if self._open_run:
+            sleep = Sleep(self._seq, duration, len(log) - 1, int(-log[-1]), self.now + duration, owner)
+        else:
+            sleep = Sleep(self._seq, duration, len(log), 0, self.now + duration, owner)
         followed = self._followed
         if duration < _NEAR or (followed and sleep.end <= min(s.end for s in followed) + _NEAR):
             sleep.followed = True
             followed.append(sleep)
         else:
             heapq.heappush(self._waiting, (sleep.end, sleep.seq, sleep))
-            self._open_run = False
         return sleep
 
     def cancel(self, sleep: Sleep) -> None:
@@ -149,6 +155,17 @@ class Timeline:
 
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
+        waiting = self._waiting
+        if self.shortcuts and not self._followed and waiting and not waiting[0][2].cancelled:
+            first = heapq.heappop(waiting)[2]
+            if not waiting or waiting[0][0] > first.end + _NEAR:  # the common case: it ends alone
+                delta = self._replay(first)
+                first.remaining = 0.0  # (its remainder less itself)
+                self._log.append(delta)
+                self._open_run = False
+                self.now += delta
+                return [first]
+            heapq.heappush(waiting, (first.end, first.seq, first))  # others may end with it: follow them all
         self._follow_next()
         followed = self._followed
         delta = min(s.remaining for s in followed)
@@ -190,38 +207,15 @@ class Timeline:
         followed.sort(key=_seq_of)
 
     def _replay(self, sleep: Sleep) -> float:
-        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since.
-
-        While the remainder is above 16384 s, message steps leave it unchanged and the other steps are
-        plain subtractions, which numpy's ``subtract.accumulate`` rounds one by one as SimGrid does."""
-        remaining = sleep.remaining
-        entries = self._log[sleep.mark:]
-        if remaining > _ABSORBED and len(entries) > _LONG_REPLAY:
-            logged = np.frombuffer(entries, dtype=np.float64)
-            where = np.flatnonzero(logged > 0)
-            path = np.subtract.accumulate(np.concatenate(([remaining], logged[where])))
-            below = np.flatnonzero(path <= _ABSORBED)
-            if not len(below):
-                return float(path[-1])
-            remaining = float(path[below[0]])
-            entries = entries[int(where[below[0] - 1]) + 1:]
-        low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
-        for entry in entries:
-            if entry > 0:
-                remaining -= entry
-                if remaining < PRECISION:
-                    remaining = 0.0
-            elif remaining <= _ABSORBED:
-                if not low <= remaining < high:
-                    low = math.ldexp(0.5, math.frexp(remaining)[1])
-                    high, middle = 2 * low, 1.5 * low
-                    loss = middle - (middle - MESSAGE_TIME)
-                after = remaining + entry * loss  # entry = -count
-                if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
-                    remaining = after
-                else:
-                    remaining = after_messages(remaining, int(-entry))
-        return remaining
+        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
+        remaining, mark = sleep.remaining, sleep.mark
+        log = self._log
+        if sleep.offset:  # it began inside the run at its mark: only that run's later message steps count
+            later = log[mark] + sleep.offset  # -count
+            mark += 1
+            if later and remaining <= _ABSORBED:
+                remaining = after_messages(remaining, int(-later))
+        return _replay_entries(remaining, log[mark:])
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
@@ -231,3 +225,26 @@ class Timeline:
 
 def _seq_of(sleep: Sleep) -> int:
     return sleep.seq
+
+
+def _replay_entries(remaining: float, entries: array) -> float:
+    """``remaining`` after the logged steps ``entries``, one by one, as SimGrid computes it: a step's duration
+    subtracted (zero below :data:`PRECISION`), a run of message steps in bulk within a binade."""
+    low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
+    for entry in entries:
+        if entry > 0:
+            remaining -= entry
+            if remaining < PRECISION:
+                remaining = 0.0
+        elif remaining <= _ABSORBED:
+            if not low <= remaining < high:
+                low = math.ldexp(0.5, math.frexp(remaining)[1])
+                high, middle = 2 * low, 1.5 * low
+                loss = middle - (middle - MESSAGE_TIME)
+            after = remaining + entry * loss  # entry = -count
+            if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+                remaining = after
+            else:
+                remaining = after_messages(remaining, int(-entry))
+    return remaining
+
