@@ -28,7 +28,7 @@ from tests.test_replay import difference
 TRANSCRIPT = SHARED / "batsim-transcripts" / "probing-kth"
 REFERENCE = SHARED / "reference-schedules" / "KTH-SP2"
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batsim-grouping"),  # one worker: one replay
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not TRANSCRIPT.is_dir(), reason="../shared/batsim-transcripts is not here")]
 
 

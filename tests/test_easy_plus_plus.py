@@ -10,9 +10,6 @@ from scheduler.sim.simulate import simulate
 from scheduler.workloads.synthetic import repeating_users
 from tests.helpers import make_workload
 
-#: One pytest-xdist worker runs this module: its tests read the EASY++ runs of ``exact``.
-pytestmark = pytest.mark.xdist_group("easy-plus-plus")
-
 
 def mean_bsld(workload, config):
     result, core = simulate(workload, config)

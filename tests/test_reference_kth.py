@@ -20,7 +20,7 @@ REFERENCE = SHARED / "reference-schedules" / "KTH-SP2"
 #: batsched's algorithms, longest first (their names share prefixes).
 BATSCHED_ALGORITHMS = ("conservative_bf", "easy_bf_fast", "fcfs_fast", "easy_bf", "filler", "fcfs")
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("reference-kth"),  # one worker: the runs are shared
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not REFERENCE.is_dir(), reason="../shared/reference-schedules is not here")]
 
 

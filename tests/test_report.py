@@ -18,9 +18,6 @@ from scheduler.sim.output import read_jobs_csv
 
 from tests.helpers import REPO
 
-#: One pytest-xdist worker runs this module: its tests read one sweep (``results``).
-pytestmark = pytest.mark.xdist_group("report")
-
 SAMPLE = REPO / "workloads" / "sample.json"
 
 

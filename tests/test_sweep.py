@@ -20,9 +20,6 @@ from scheduler.experiments.worker import DONE_FILE
 
 from tests.helpers import DATA, REPO
 
-#: One pytest-xdist worker runs this module: its tests read one sweep (``ci_sample``).
-pytestmark = pytest.mark.xdist_group("sweep")
-
 SAMPLE = REPO / "workloads" / "sample.json"
 EXPERIMENTS = REPO / "experiments"
 
