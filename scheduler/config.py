@@ -32,6 +32,8 @@ DIVIDER_ESTIMATES = ("none", "running", "all")
 
 #: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
 SIBLINGS = ("keep", "demote")
+#: When the kill safeguard kills a watched job past its deadline: then, or once its processors are needed.
+KILL_ON = ("deadline", "demand", "blocking")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead")
 
@@ -289,6 +291,12 @@ class SchedulerConfig:
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
         _choice(lambda: SIBLINGS), metavar="NAME")
+    kill_on: str = option(
+        "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
+                    "(it goes on running until the first waiting job could start now with its processors); blocking "
+                    "(at the deadline, only if running on to its request would delay the first waiting job's start; "
+                    "otherwise it runs on, planned with its request)",
+        _choice(lambda: KILL_ON), metavar="NAME")
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
                  "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once)",
@@ -349,7 +357,7 @@ class SchedulerConfig:
         for name in ("probe_length", "probe_limit", "probe_width"):
             if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
-        for name in ("siblings", "retry_queue"):
+        for name in ("siblings", "retry_queue", "kill_on"):
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if self.model is not None and self.classifier != "rf":

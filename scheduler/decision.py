@@ -105,6 +105,7 @@ class DecisionCore:
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
+        self._free = 0  # processors no running job holds
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -145,12 +146,15 @@ class DecisionCore:
         if self.algorithm is None or self.ended:
             return decisions
         self.alarms.passed(now)
+        replan = False
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-        replan = False
+            if self.config.kill_on == "blocking" and self.safeguard.overtime:
+                replan = self._kill_blocking(now, decisions)
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
-            replan, self._replan = self._replan, False
+            replan |= self._replan
+            self._replan = False
         for execute in self.algorithm.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
@@ -159,13 +163,17 @@ class DecisionCore:
                 if self._siblings:
                     self._siblings.get(_request(self.jobs[execute.job_id]), set()).discard(execute.job_id)
             decisions.append(execute)
+            res = self.jobs[execute.job_id].res
+            self._free -= res
             if self.safeguard is not None and execute.job_id in self.small:
-                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
+                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now, res))
             if self.predictions is not None:
                 job = self.jobs[execute.job_id]
                 changes = self.predictions.start(job, now)
                 self._watch_prediction(execute.job_id, now, decisions)
                 self._apply_prediction_changes(changes, now, decisions)
+        if self.config.kill_on == "demand" and self.safeguard.overtime:
+            self._make_room(now, decisions)
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
@@ -178,12 +186,13 @@ class DecisionCore:
             raise SimulationError("SIMULATION_BEGINS received twice")
         if event.nb_resources <= 0:
             raise SimulationError(f"SIMULATION_BEGINS: nb_resources must be positive, got {event.nb_resources}")
-        self.nb_machines = event.nb_resources
+        self.nb_machines = self._free = event.nb_resources
         self.dynamic_jobs = bool(event.config.get("dynamic-jobs-enabled", False))
         if self.config.safeguard == "kill":
             if not self.dynamic_jobs:
                 raise ConfigError("the kill safeguard resubmits killed jobs: run Batsim with --enable-dynamic-jobs")
-            self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
+            self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)),
+                                       on_demand=self.config.kill_on != "deadline")
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
@@ -243,6 +252,7 @@ class DecisionCore:
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.algorithm.release(job_id)
+        self._free += self.jobs[job_id].res
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
@@ -268,6 +278,28 @@ class DecisionCore:
         rank = JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
         return job
+
+    def _make_room(self, now: float, decisions: list[Decision]) -> None:
+        """``kill_on`` demand: kill the overtime jobs whose processors the first waiting job needs to start now."""
+        head = self.algorithm.queue.head(now)
+        if head is not None:
+            decisions.extend(self.safeguard.needed(head.res, self._free))
+
+    def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
+        """``kill_on`` blocking: each job past its deadline is killed if, planned to run on to its request, it
+        would delay the first waiting job's start; otherwise it runs on, planned with its request, as EASY
+        would have backfilled it. Whether a job was spared (the plan changed)."""
+        spared, victims = False, []
+        for job_id in list(self.safeguard.overtime):
+            end = self.starts[job_id] + self.knowledge.estimate(self.jobs[job_id])
+            if self.algorithm.delays_head(job_id, end, now):
+                victims.append(job_id)
+            else:
+                self.safeguard.spare(job_id)
+                self.algorithm.expect_end(job_id, end)
+                spared = True
+        decisions.extend(self.safeguard.kill(victims))
+        return spared
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""
