@@ -286,13 +286,19 @@ class DecisionCore:
             decisions.extend(self.safeguard.needed(head.res, self._free))
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
-        """``kill_on`` blocking: each job past its deadline is killed if, planned to run on to its request, it
-        would delay the first waiting job's start; otherwise it runs on, planned with its request, as EASY
-        would have backfilled it. Whether a job was spared (the plan changed)."""
+        """``kill_on`` blocking: each job past its deadline is killed if the first waiting job would wait behind it
+        were it killed (it outranks the job requeued as large) and, planned to run on to its request, the job would
+        delay that waiting job's start; otherwise it runs on, planned with its request, as EASY would have
+        backfilled it. Whether a job was spared (the plan changed)."""
         spared, victims = False, []
+        queue = self.algorithm.queue
+        head = queue.head(now)
         for job_id in list(self.safeguard.overtime):
-            end = self.starts[job_id] + self.knowledge.estimate(self.jobs[job_id])
-            if self.algorithm.delays_head(job_id, end, now):
+            job = self.jobs[job_id]
+            estimate = self.knowledge.estimate(job)
+            end = self.starts[job_id] + estimate
+            if (head is not None and queue.outranks(head, job, JobClass.LARGE.rank, estimate, now)
+                    and self.algorithm.delays_head(job_id, end, now)):
                 victims.append(job_id)
             else:
                 self.safeguard.spare(job_id)
