@@ -33,7 +33,9 @@ DIVIDER_ESTIMATES = ("none", "running", "all")
 #: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
 SIBLINGS = ("keep", "demote")
 #: When the kill safeguard kills a watched job past its deadline: then, or once its processors are needed.
-KILL_ON = ("deadline", "demand", "blocking")
+KILL_ON = ("deadline", "demand", "blocking", "patient")
+#: What a running look-alike (same user, processors and p̃) that has run for the divider says of a new job.
+RUNNING_SIBLINGS = ("ignore", "large")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead")
 
@@ -291,11 +293,16 @@ class SchedulerConfig:
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
         _choice(lambda: SIBLINGS), metavar="NAME")
+    running_siblings: str = option(
+        "ignore", "a submitted job whose user has a job with the same request (processors and p̃) running for the "
+                  "divider already: ignore (the classifier decides) or large (Q, no trial run)",
+        _choice(lambda: RUNNING_SIBLINGS), metavar="NAME")
     kill_on: str = option(
         "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
                     "(it goes on running until the first waiting job could start now with its processors); blocking "
                     "(at the deadline, only if running on to its request would delay the first waiting job's start; "
-                    "otherwise it runs on, planned with its request)",
+                    "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs on "
+                    "until that waiting job could start now with its processors)",
         _choice(lambda: KILL_ON), metavar="NAME")
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
@@ -360,6 +367,8 @@ class SchedulerConfig:
         for name in ("siblings", "retry_queue", "kill_on"):
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
+        if "running_siblings" in changed and self.classifier == "none":
+            raise ConfigError("running_siblings: it overrides the classifier's answer: it needs a classifier")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
                               f"(got {self.classifier!r})")

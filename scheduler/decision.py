@@ -102,6 +102,7 @@ class DecisionCore:
         self.small: dict[str, float] = {}
         self.small_waiting: set[str] = set()  # those not started yet
         self._siblings: dict[tuple, set[str]] = {}  # (user, processors, p̃) -> the waiting watched jobs
+        self._running_siblings: dict[tuple, dict[str, float]] = {}  # (user, processors, p̃) -> running job -> start
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
@@ -149,7 +150,7 @@ class DecisionCore:
         replan = False
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-            if self.config.kill_on == "blocking" and self.safeguard.overtime:
+            if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
                 replan = self._kill_blocking(now, decisions)
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
@@ -163,6 +164,8 @@ class DecisionCore:
                 if self._siblings:
                     self._siblings.get(_request(self.jobs[execute.job_id]), set()).discard(execute.job_id)
             decisions.append(execute)
+            if self.config.running_siblings == "large" and "user" in self.jobs[execute.job_id].extras:
+                self._running_siblings.setdefault(_request(self.jobs[execute.job_id]), {})[execute.job_id] = now
             res = self.jobs[execute.job_id].res
             self._free -= res
             if self.safeguard is not None and execute.job_id in self.small:
@@ -172,7 +175,7 @@ class DecisionCore:
                 changes = self.predictions.start(job, now)
                 self._watch_prediction(execute.job_id, now, decisions)
                 self._apply_prediction_changes(changes, now, decisions)
-        if self.config.kill_on == "demand" and self.safeguard.overtime:
+        if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
             self._make_room(now, decisions)
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
@@ -216,6 +219,8 @@ class DecisionCore:
         job_class = JobClass.LARGE
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
+            if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
+                job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
                 limit = self.classifier.divider_at(now)
                 if job_class is JobClass.UNCERTAIN:
@@ -232,6 +237,14 @@ class DecisionCore:
             self.predictions.submit(job, now)
         self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
         return job
+
+    def _sibling_ran_long(self, job: Job, now: float) -> bool:
+        """``running_siblings`` large: whether a running job of the same user with the same request (processors
+        and p̃) has run for the divider already (what is seen now, not its runtime)."""
+        if self.config.running_siblings != "large" or "user" not in job.extras:
+            return False
+        divider = self.classifier.divider_at(now)
+        return any(now - start >= divider for start in self._running_siblings.get(_request(job), {}).values())
 
     def _rejection_reason(self, job: Job) -> str | None:
         if job.res <= 0:
@@ -253,6 +266,8 @@ class DecisionCore:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.algorithm.release(job_id)
         self._free += self.jobs[job_id].res
+        if self._running_siblings:
+            self._running_siblings.get(_request(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
@@ -275,19 +290,30 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        rank = JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
-        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        self.algorithm.enqueue(job, self._estimate(job), self._retry_rank, now)
         return job
+
+    @property
+    def _retry_rank(self) -> int:
+        """The queue a job the safeguard killed waits in again."""
+        return JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
 
     def _make_room(self, now: float, decisions: list[Decision]) -> None:
         """``kill_on`` demand: kill the overtime jobs whose processors the first waiting job needs to start now."""
-        head = self.algorithm.queue.head(now)
-        if head is not None:
-            decisions.extend(self.safeguard.needed(head.res, self._free))
+        queue = self.algorithm.queue
+        head = queue.head(now)
+        if head is None:
+            return
+        among = None
+        if self.config.kill_on == "patient":  # only for a job it would wait behind were they killed
+            among = [job_id for job_id in self.safeguard.overtime
+                     if queue.outranks(head, self.jobs[job_id], self._retry_rank,
+                                       self.knowledge.estimate(self.jobs[job_id]), now)]
+        decisions.extend(self.safeguard.needed(head.res, self._free, among))
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
         """``kill_on`` blocking: each job past its deadline is killed if the first waiting job would wait behind it
-        were it killed (it outranks the job requeued as large) and, planned to run on to its request, the job would
+        were it killed (it outranks the job requeued, in Q or ahead of it: ``retry_queue``) and, planned to run on to its request, the job would
         delay that waiting job's start; otherwise it runs on, planned with its request, as EASY would have
         backfilled it. Whether a job was spared (the plan changed)."""
         spared, victims = False, []
@@ -297,9 +323,10 @@ class DecisionCore:
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
-            if (head is not None and queue.outranks(head, job, JobClass.LARGE.rank, estimate, now)
+            if (head is not None and queue.outranks(head, job, self._retry_rank, estimate, now)
                     and self.algorithm.delays_head(job_id, end, now)):
-                victims.append(job_id)
+                if self.config.kill_on == "blocking":
+                    victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
                 self.safeguard.spare(job_id)
                 self.algorithm.expect_end(job_id, end)

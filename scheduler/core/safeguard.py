@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Iterable
 
 from scheduler.core.alarms import Alarms
 from scheduler.core.events import Decision, Kill, RegisterJob, RegisterProfile, SetMetadata
@@ -61,14 +61,14 @@ class Safeguard:
             return []
         return self.kill(victims)
 
-    def needed(self, res: int, free: int) -> list[Decision]:
+    def needed(self, res: int, free: int, among: Iterable[str] | None = None) -> list[Decision]:
         """A waiting job of ``res`` processors could start now with the ``free`` processors and those of
-        overtime jobs: kill the fewest and youngest overtime jobs that make room for it (counting the jobs
-        being killed already). Nothing when the overtime jobs cannot make room for it."""
+        overtime jobs (``among`` them, default all): kill the fewest and youngest of them that make room for it
+        (counting the jobs being killed already). Nothing when they cannot make room for it."""
         free += sum(self._killing_res.values())
         if free >= res or not self.overtime:
             return []
-        youngest = sorted(self.overtime, key=lambda job_id: -self.overtime[job_id][0])
+        youngest = sorted(self.overtime if among is None else among, key=lambda job_id: -self.overtime[job_id][0])
         victims = []
         for job_id in youngest:
             victims.append(job_id)
