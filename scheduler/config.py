@@ -36,6 +36,9 @@ SIBLINGS = ("keep", "demote")
 KILL_ON = ("deadline", "demand", "blocking", "patient")
 #: What a running look-alike (same user, processors and p̃) that has run for the divider says of a new job.
 RUNNING_SIBLINGS = ("ignore", "large")
+#: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
+#: classified small or before it in the policy's order.
+KILL_FOR = ("requeued", "policy")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead")
 
@@ -152,6 +155,12 @@ def _probability_below_one(value: Any) -> float:
 def _probability_or_one(value: Any) -> float:
     if not is_number(value) or not 0 < value <= 1:
         raise ValueError(f"must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+def _non_negative(value: Any) -> float:
+    if not is_number(value) or not 0 <= value < math.inf:
+        raise ValueError(f"expected a non-negative number, got {value!r}")
     return float(value)
 
 
@@ -289,6 +298,9 @@ class SchedulerConfig:
         None, "an uncertain job wider than S x the machine gets a trial run shortened by sqrt(S x machine / "
               "processors): a failed trial wastes processors in proportion to its width (default: off)",
         _optional(_probability_or_one), metavar="S", parse=number_text)
+    probe_max_width: float | None = option(
+        None, "a job that would be uncertain but needs more than F x the machine's processors is large (no trial run)",
+        _optional(_probability_or_one), metavar="F", parse=number_text)
     siblings: str = option(
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run)",
@@ -304,6 +316,14 @@ class SchedulerConfig:
                     "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs on "
                     "until that waiting job could start now with its processors)",
         _choice(lambda: KILL_ON), metavar="NAME")
+    kill_for: str = option(
+        "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
+                    "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
+                    "the policy's order: Q and the uncertain jobs count as one queue)",
+        _choice(lambda: KILL_FOR), metavar="NAME")
+    kill_slack: float = option(
+        0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
+             "its trial is spared", _non_negative, metavar="F", parse=number_text)
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
                  "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once)",
@@ -361,10 +381,10 @@ class SchedulerConfig:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
         changed = {f.name for f in fields(self) if getattr(self, f.name) != f.default}
-        for name in ("probe_length", "probe_limit", "probe_width"):
+        for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width"):
             if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")
-        for name in ("siblings", "retry_queue", "kill_on"):
+        for name in ("siblings", "retry_queue", "kill_on", "kill_for", "kill_slack"):
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
         if "running_siblings" in changed and self.classifier == "none":

@@ -219,6 +219,8 @@ class DecisionCore:
         job_class = JobClass.LARGE
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
+            if job_class is JobClass.UNCERTAIN and job.res > (self.config.probe_max_width or 1.0) * self.nb_machines:
+                job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
@@ -298,17 +300,23 @@ class DecisionCore:
         """The queue a job the safeguard killed waits in again."""
         return JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
 
+    @property
+    def _kill_rank(self) -> int:
+        """The queue a job past its trial is ranked in when deciding whether a waiting job goes before it: the one
+        it would wait in again (``kill_for`` requeued), or the uncertain jobs' (``policy``: only small-classified
+        jobs and those before it in the policy's order go before it)."""
+        return self._retry_rank if self.config.kill_for == "requeued" else JobClass.UNCERTAIN.rank
+
     def _make_room(self, now: float, decisions: list[Decision]) -> None:
-        """``kill_on`` demand: kill the overtime jobs whose processors the first waiting job needs to start now."""
+        """``kill_on`` demand or patient: kill the overtime jobs whose processors the first waiting job needs to start
+        now, among those it outranks (requeued, they would wait behind it)."""
         queue = self.algorithm.queue
         head = queue.head(now)
         if head is None:
             return
-        among = None
-        if self.config.kill_on == "patient":  # only for a job it would wait behind were they killed
-            among = [job_id for job_id in self.safeguard.overtime
-                     if queue.outranks(head, self.jobs[job_id], self._retry_rank,
-                                       self.knowledge.estimate(self.jobs[job_id]), now)]
+        among = [job_id for job_id in self.safeguard.overtime  # only for a job they would wait behind were they killed
+                 if queue.outranks(head, self.jobs[job_id], self._kill_rank,
+                                   self.knowledge.estimate(self.jobs[job_id]), now)]
         decisions.extend(self.safeguard.needed(head.res, self._free, among))
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
@@ -323,8 +331,8 @@ class DecisionCore:
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
-            if (head is not None and queue.outranks(head, job, self._retry_rank, estimate, now)
-                    and self.algorithm.delays_head(job_id, end, now)):
+            if (head is not None and queue.outranks(head, job, self._kill_rank, estimate, now)
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -333,6 +341,10 @@ class DecisionCore:
                 spared = True
         decisions.extend(self.safeguard.kill(victims))
         return spared
+
+    def _slack(self, job_id: str) -> float:
+        """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
+        return self.config.kill_slack * self.small[job_id]
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

@@ -86,10 +86,10 @@ class Algorithm(ABC):
         running jobs (and any reservation), if it were submitted now."""
         return self.profile.first_fit(res, duration, now).start
 
-    def delays_head(self, job_id: str, end: float, now: float) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
         """Whether the running job ``job_id``, planned to end at ``end`` rather than now, would delay the earliest
-        start of the first waiting job (by its estimate, around no reservation): whether it holds machines that
-        job needs. False when no job waits."""
+        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds:
+        whether it holds machines that job needs. False when no job waits."""
         head = self.queue.head(now)
         if head is None:
             return False
@@ -104,7 +104,7 @@ class Algorithm(ABC):
             later = profile.first_fit(head.res, self.queue.estimate(head), now).start
         finally:
             holding.end, profile.reservation = planned, reservation
-        return later > sooner
+        return later > sooner + slack
 
     # --- shared by the implementations -----------------------------------------------
 
