@@ -38,7 +38,7 @@ KILL_ON = ("deadline", "demand", "blocking", "patient")
 RUNNING_SIBLINGS = ("ignore", "large")
 #: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
 #: classified small or before it in the policy's order.
-KILL_FOR = ("requeued", "policy")
+KILL_FOR = ("requeued", "policy", "order")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead")
 
@@ -319,7 +319,8 @@ class SchedulerConfig:
     kill_for: str = option(
         "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
                     "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
-                    "the policy's order: Q and the uncertain jobs count as one queue)",
+                    "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
+                    "the policy's order, whatever its queue)",
         _choice(lambda: KILL_FOR), metavar="NAME")
     kill_slack: float = option(
         0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "

