@@ -56,6 +56,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "classification-bounded": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                "probe_limit": 300},
+    # issue 32: bounded's trials, but one past its end is killed only if it is in the way of the first waiting job,
+    # and that job goes before it (classified small, or before it in the policy's order); else it runs on
+    "classification-blocking": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
+                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
 }
 
 

@@ -16,8 +16,8 @@ from tests.test_safeguard import StubClassifier
 PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider_estimates="all")
 
 
-def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, **extras):
-    config = SchedulerConfig(**PROBING, kill_on=kill_on)
+def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, options=None, **extras):
+    config = SchedulerConfig(**PROBING, kill_on=kill_on, **(options or {}))
     core = build_core(config, classifier=StubClassifier(set(small), divider, set(uncertain)))
     messages = []
 
@@ -98,6 +98,32 @@ def test_the_kill_decision_ignores_the_jobs_own_runtime(kill_on, spared):
                          for now, decisions in messages if now <= 100])
     assert outcomes[0] == outcomes[1]
     assert bool(kills(outcomes[0])) is not spared
+
+
+@pytest.mark.parametrize("kill_for, killed", [("requeued", True), ("policy", True), ("order", False)])
+def test_under_spf_a_waiting_job_asking_longer_than_the_trial_job_goes_after_it_by_their_requests(kill_for, killed):
+    # SPF: uncertain job 1 (both processors, asking 500 s) heads the queue, planned with its trial (100 s); job 0
+    # (asking 400 s) outlives its trial at 100 and is in its way. By their requests job 1 comes after job 0
+    jobs, messages = run([(0, 1, 400, 300), (5, 2, 500, 50)], 2, "blocking", uncertain=("w0!0", "w0!1"),
+                         options=dict(policy="spf", kill_for=kill_for))
+    assert bool(kills(messages)) is killed
+    assert jobs.loc["1", "starting_time"] == (100 if killed else 300)
+
+
+def test_under_fcfs_order_kills_for_an_older_large_job_and_policy_does_not():
+    # job 2 holds a processor until 1000; large job 1 (Q, submitted at 0.5) needs both: reserved at 1000;
+    # uncertain job 0 (submitted at 1) backfills, planned with its trial (100 s), and is in job 1's way at 101.
+    # Job 1 is older: order and requeued kill job 0 for it; policy counts job 0 as uncertain, ahead of Q
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 50, 50), (0, 1, 1000, 1000)]
+    for kill_for, killed in (("order", True), ("policy", False), ("requeued", True)):
+        _, messages = run(jobs, 2, "blocking", options=dict(kill_for=kill_for))
+        assert bool(kills(messages)) is killed, kill_for
+
+
+def test_classification_blocking_is_bounded_with_the_blocking_rule():
+    blocking, bounded = SchedulerConfig.variant("classification-blocking"), SchedulerConfig.variant("classification-bounded")
+    assert (blocking.kill_on, blocking.kill_for) == ("blocking", "order")
+    assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 
 
 @pytest.mark.parametrize("running_siblings, job_class", [("ignore", "uncertain"), ("large", "large")])
