@@ -48,6 +48,11 @@ EXAMPLES = {
     "retry_queue": ("ahead", "ahead", "ahead"),
     "probe_width": ("0.03125", 0.03125, 0.03125),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
+    "probe_max_width": ("0.5", 0.5, 0.5),
+    "kill_on": ("Blocking", "blocking", "blocking"),
+    "kill_for": ("order", "order", "order"),
+    "kill_slack": ("1", 1, 1.0),
+    "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
     "estimator": ("sklearn.ensemble:ExtraTreesClassifier", "sklearn.ensemble:ExtraTreesClassifier",
@@ -59,7 +64,7 @@ EXAMPLES = {
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
-NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width")}
+NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
