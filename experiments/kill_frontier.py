@@ -56,7 +56,12 @@ RULES: dict[str, list[str]] = {
     "patient": [*BOUNDED, "--kill-on", "patient"],
     "blocking-policy": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy"],
     "blocking-policy-w0.5": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy", "--probe-max-width", "0.5"],
+    "blocking-order": ["--variant", "classification-blocking"],
+    "blocking-order-siblings": ["--variant", "classification-blocking", "--running-siblings", "large"],
+    "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
 }
+#: The rule of the variant ``classification-blocking``.
+CHOSEN = "blocking-order"
 REFERENCES = {"base": ["--variant", "base"], "class-clairvoyant": ["--variant", "class-clairvoyant"]}
 
 
@@ -133,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
         points = pd.read_csv(options.args[0])
         for trace in dict.fromkeys(points["trace"]):
             slug = trace.split("-")[0].lower()
-            print(kill_frontier(points[points["trace"] == trace], trace, options.output / f"kill_frontier_{slug}.png"))
+            print(kill_frontier(points[points["trace"] == trace], trace, options.output / f"kill_frontier_{slug}.png",
+                                highlight=CHOSEN, rules=list(RULES)))
         return
     rules = list(RULES) if options.command == "table" or options.args == ["all"] else options.args
     unknown = [rule for rule in rules if rule not in RULES]
@@ -148,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(criteria(rule, trace, policy, options.output))
                 print(show(rows[-1]), flush=True)
     if options.command == "table":
-        pd.DataFrame(rows).to_csv(options.output / "points.csv", index=False, float_format="%.4f")
+        pd.DataFrame(rows).to_csv(options.output / "points.csv", index=False, float_format="%.6f")
 
 
 if __name__ == "__main__":

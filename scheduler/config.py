@@ -40,7 +40,7 @@ RUNNING_SIBLINGS = ("ignore", "large")
 #: classified small or before it in the policy's order.
 KILL_FOR = ("requeued", "policy", "order")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
-RETRY_QUEUES = ("large", "ahead")
+RETRY_QUEUES = ("large", "ahead", "fresh")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -332,7 +332,8 @@ class SchedulerConfig:
              "its trial is spared", _non_negative, metavar="F", parse=number_text)
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
-                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once)",
+                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh (ahead "
+                 "of Q, with the uncertain jobs, ordered as if submitted at the kill)",
         _choice(lambda: RETRY_QUEUES), metavar="NAME")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "

@@ -288,7 +288,8 @@ class DecisionCore:
         if self.config.siblings == "demote":
             self._demote_siblings(self.jobs[original], now, decisions)
         attempt = self.attempt(job_id) + 1
-        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now)
+        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now,
+                                                     keep_place=self.config.retry_queue != "fresh")
         decisions.extend(registration)
         self.origin[job.id] = original
         self.jobs[job.id] = job
@@ -301,7 +302,7 @@ class DecisionCore:
     @property
     def _retry_rank(self) -> int:
         """The queue a job the safeguard killed waits in again."""
-        return JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
+        return JobClass.LARGE.rank if self.config.retry_queue == "large" else JobClass.UNCERTAIN.rank
 
     def _kill_rank(self, head: Job) -> int:
         """The queue a job past its trial is ranked in when deciding whether the first waiting job, ``head``, goes
