@@ -318,8 +318,8 @@ class SchedulerConfig:
         "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
                     "(it goes on running until the first waiting job could start now with its processors); blocking "
                     "(at the deadline, only if running on to its request would delay the first waiting job's start; "
-                    "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs on "
-                    "until that waiting job could start now with its processors)",
+                    "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs "
+                    "on until that waiting job could start now with its processors)",
         _choice(lambda: KILL_ON), metavar="NAME")
     kill_for: str = option(
         "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
@@ -332,8 +332,8 @@ class SchedulerConfig:
              "its trial is spared", _non_negative, metavar="F", parse=number_text)
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
-                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh (ahead "
-                 "of Q, with the uncertain jobs, ordered as if submitted at the kill)",
+                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh "
+                 "(ahead of Q, with the uncertain jobs, ordered as if submitted at the kill)",
         _choice(lambda: RETRY_QUEUES), metavar="NAME")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "

@@ -328,24 +328,25 @@ class DecisionCore:
         head = queue.head(now)
         if head is None:
             return
-        among = [job_id for job_id in self.safeguard.overtime  # only for a job they would wait behind were they killed
-                 if queue.outranks(head, self.jobs[job_id], self._kill_rank(head),
-                                   self.knowledge.estimate(self.jobs[job_id]), now, self._kill_key(head))]
+        rank, key = self._kill_rank(head), self._kill_key(head)
+        among = [job_id for job_id in self.safeguard.overtime  # only those that head goes before
+                 if queue.outranks(head, self.jobs[job_id], rank, self.knowledge.estimate(self.jobs[job_id]), now, key)]
         decisions.extend(self.safeguard.needed(head.res, self._free, among))
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
-        """``kill_on`` blocking: each job past its deadline is killed if the first waiting job would wait behind it
-        were it killed (it outranks the job requeued, in Q or ahead of it: ``retry_queue``) and, planned to run on to its request, the job would
-        delay that waiting job's start; otherwise it runs on, planned with its request, as EASY would have
-        backfilled it. Whether a job was spared (the plan changed)."""
+        """``kill_on`` blocking or patient: each job past its deadline that the first waiting job goes before
+        (``kill_for``) and would delay, planned to run on to its request, is in its way: blocking kills it, patient
+        leaves it overtime (:meth:`_make_room` kills it once that job could start now). The others run on, planned
+        with their request, as EASY would have backfilled them. Whether a job was spared (the plan changed)."""
         spared, victims = False, []
         queue = self.algorithm.queue
         head = queue.head(now)
+        rank, key = (self._kill_rank(head), self._kill_key(head)) if head is not None else (0, None)
         for job_id in list(self.safeguard.overtime):
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
-            if (head is not None and queue.outranks(head, job, self._kill_rank(head), estimate, now, self._kill_key(head))
+            if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
                     and self.algorithm.delays_head(job_id, end, now, self._slack(job_id))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now

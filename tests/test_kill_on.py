@@ -121,7 +121,8 @@ def test_under_fcfs_order_kills_for_an_older_large_job_and_policy_does_not():
 
 
 def test_classification_blocking_is_bounded_with_the_blocking_rule():
-    blocking, bounded = SchedulerConfig.variant("classification-blocking"), SchedulerConfig.variant("classification-bounded")
+    blocking = SchedulerConfig.variant("classification-blocking")
+    bounded = SchedulerConfig.variant("classification-bounded")
     assert (blocking.kill_on, blocking.kill_for) == ("blocking", "order")
     assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 

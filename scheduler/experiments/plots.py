@@ -319,9 +319,9 @@ def kill_frontier(points: pd.DataFrame, trace: str, path: Path, highlight: str |
         ax.scatter(100 * row.killed, 100 * row.share_of_cc, color=palette(order.index(row.rule) % 20),
                    marker=markers[policies.index(row.policy) % len(markers)], s=110 if chosen else 40,
                    edgecolors="black", linewidths=1.4 if chosen else 0.4, zorder=4 if chosen else 3)
-    handles = [Line2D([], [], linestyle="", marker="o", markersize=6, markerfacecolor=palette(order.index(rule) % 20),
-                      markeredgecolor="black", markeredgewidth=1.4 if rule == highlight else 0.4, label=rule)
-               for rule in rules]
+    handles = [Line2D([], [], linestyle="", marker="o", markersize=6, markeredgecolor="black",
+                      markerfacecolor=palette(order.index(rule) % 20),
+                      markeredgewidth=1.4 if rule == highlight else 0.4, label=rule) for rule in rules]
     handles += [Line2D([], [], linestyle="", marker=markers[i % len(markers)], markersize=6, color="#888888",
                        label=scheduler_name(policy)) for i, policy in enumerate(policies)]
     ax.set_xlabel("jobs killed at least once (% of all jobs)", fontsize=8)
