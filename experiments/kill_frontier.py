@@ -59,6 +59,7 @@ RULES: dict[str, list[str]] = {
     "blocking-order": ["--variant", "classification-blocking"],
     "blocking-order-siblings": ["--variant", "classification-blocking", "--running-siblings", "large"],
     "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
+    "blocking-order-slack1": ["--variant", "classification-blocking", "--kill-slack", "1"],
 }
 #: The rule of the variant ``classification-blocking``.
 CHOSEN = "blocking-order"
