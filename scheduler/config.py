@@ -32,11 +32,18 @@ DIVIDER_ESTIMATES = ("none", "running", "all")
 
 #: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
 SIBLINGS = ("keep", "demote")
+#: When the kill safeguard kills a watched job past its deadline: then, or once its processors are needed.
+KILL_ON = ("deadline", "demand", "blocking", "patient")
+#: What a running look-alike (same user, processors and p̃) that has run for the divider says of a new job.
+RUNNING_SIBLINGS = ("ignore", "large")
+#: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
+#: classified small or before it in the policy's order.
+KILL_FOR = ("requeued", "policy", "order")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
-RETRY_QUEUES = ("large", "ahead")
+RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width")
-KILL_OPTIONS = ("siblings", "retry_queue")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
+KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "kill_slack")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -52,6 +59,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "classification-bounded": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                "probe_limit": 300},
+    # issue 32: bounded's trials, but one past its end is killed only if it is in the way of the first waiting job,
+    # and that job goes before it (classified small, or before it in the policy's order); else it runs on
+    "classification-blocking": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
+                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
 }
 
 
@@ -64,13 +76,14 @@ OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "scheduling": ("scheduling", "the algorithm, the queue order, the runtime knowledge, starvation"),
     "classes": ("the paper's classes and safeguard", "the online classifier's small/large classes (Q_small "
                 "ahead of Q) and the kill safeguard"),
-    "trials": ("trials", "beyond the paper (classification-probing, classification-bounded): uncertain jobs run "
+    "trials": ("trials", "beyond the paper (classification-probing, -bounded, -blocking): uncertain jobs run "
                "early, on a trial the safeguard bounds"),
     "predictors": ("runtime predictors", "a predicted runtime, corrected when a job outlives it, instead of the "
                    "requested time"),
     "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
     "experimental": ("experimental", "measured and dropped as worse; kept to reproduce the measurement "
-                     "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped')"),
+                     "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped', and "
+                     "'Know, don't kill: classification-blocking')"),
 }
 
 
@@ -169,6 +182,12 @@ def _probability_below_one(value: Any) -> float:
 def _probability_or_one(value: Any) -> float:
     if not is_number(value) or not 0 < value <= 1:
         raise ValueError(f"must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+def _non_negative(value: Any) -> float:
+    if not is_number(value) or not 0 <= value < math.inf:
+        raise ValueError(f"expected a non-negative number, got {value!r}")
     return float(value)
 
 
@@ -308,16 +327,43 @@ class SchedulerConfig:
               "processors): a failed trial wastes processors in proportion to its width (default: off). Measured "
               "worse: the waste falls to 0.5% only where the reduction falls to 0.64-0.76 of class-clairvoyant's",
         _optional(_probability_or_one), metavar="S", parse=number_text, group="experimental")
+    probe_max_width: float | None = option(
+        None, "a job that would be uncertain but needs more than F x the machine's processors is large (no trial run). "
+              "Measured worse: it trades kills for gain, most on SDSC-SP2 (docs/results.md, 'Know, don't kill')",
+        _optional(_probability_or_one), metavar="F", parse=number_text, group="experimental")
     siblings: str = option(
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run). Measured worse: "
                 "demote costs HPC2N 29 points of class-clairvoyant's reduction, SDSC-SP2 8, and gains KTH-SP2 5",
         _choice(lambda: SIBLINGS), metavar="NAME", group="experimental")
+    running_siblings: str = option(
+        "ignore", "a submitted job whose user has a job with the same request (processors and p̃) running for the "
+                  "divider already: ignore (the classifier decides) or large (Q, no trial run). Measured "
+                  "worse: it trades kills for gain (docs/results.md, 'Know, don't kill')",
+        _choice(lambda: RUNNING_SIBLINGS), metavar="NAME", group="experimental")
+    kill_on: str = option(
+        "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
+                    "(it goes on running until the first waiting job could start now with its processors); blocking "
+                    "(at the deadline, only if running on to its request would delay the first waiting job's start; "
+                    "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs "
+                    "on until that waiting job could start now with its processors)",
+        _choice(lambda: KILL_ON), metavar="NAME", group="trials")
+    kill_for: str = option(
+        "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
+                    "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
+                    "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
+                    "the policy's order, whatever its queue)",
+        _choice(lambda: KILL_FOR), metavar="NAME", group="trials")
+    kill_slack: float = option(
+        0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
+             "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
+        _non_negative, metavar="F", parse=number_text, group="experimental")
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
-                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once). Measured "
-                 "worse: ahead keeps 0.82 of class-clairvoyant's reduction on KTH-SP2 and 0.81 on HPC2N, and the "
-                 "longest wait on KTH-SP2 is 4.5x base's",
+                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh "
+                 "(ahead of Q, with the uncertain jobs, ordered as if submitted at the kill). Measured worse: ahead "
+                 "keeps 0.82 of class-clairvoyant's reduction on KTH-SP2 and 0.81 on HPC2N, and the longest wait on "
+                 "KTH-SP2 is 4.5x base's; ahead and fresh starve the jobs called large on SDSC-SP2 (10-16x base's)",
         _choice(lambda: RETRY_QUEUES), metavar="NAME", group="experimental")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
@@ -380,6 +426,8 @@ class SchedulerConfig:
         for name in KILL_OPTIONS:
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
+        if "running_siblings" in changed and self.classifier == "none":
+            raise ConfigError("running_siblings: it overrides the classifier's answer: it needs a classifier")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
                               f"(got {self.classifier!r})")

@@ -102,9 +102,11 @@ class DecisionCore:
         self.small: dict[str, float] = {}
         self.small_waiting: set[str] = set()  # those not started yet
         self._siblings: dict[tuple, set[str]] = {}  # (user, processors, p̃) -> the waiting watched jobs
+        self._running_siblings: dict[tuple, dict[str, float]] = {}  # (user, processors, p̃) -> running job -> start
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
+        self._free = 0  # processors no running job holds
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -145,12 +147,15 @@ class DecisionCore:
         if self.algorithm is None or self.ended:
             return decisions
         self.alarms.passed(now)
+        replan = False
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-        replan = False
+            if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
+                replan = self._kill_blocking(now, decisions)
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
-            replan, self._replan = self._replan, False
+            replan |= self._replan
+            self._replan = False
         for execute in self.algorithm.schedule(now, arrived, released, replan):
             self.states[execute.job_id] = RUNNING
             self.starts[execute.job_id] = now
@@ -159,13 +164,19 @@ class DecisionCore:
                 if self._siblings:
                     self._siblings.get(_request(self.jobs[execute.job_id]), set()).discard(execute.job_id)
             decisions.append(execute)
+            if self.config.running_siblings == "large" and "user" in self.jobs[execute.job_id].extras:
+                self._running_siblings.setdefault(_request(self.jobs[execute.job_id]), {})[execute.job_id] = now
+            res = self.jobs[execute.job_id].res
+            self._free -= res
             if self.safeguard is not None and execute.job_id in self.small:
-                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now))
+                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now, res))
             if self.predictions is not None:
                 job = self.jobs[execute.job_id]
                 changes = self.predictions.start(job, now)
                 self._watch_prediction(execute.job_id, now, decisions)
                 self._apply_prediction_changes(changes, now, decisions)
+        if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
+            self._make_room(now, decisions)
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
@@ -178,12 +189,13 @@ class DecisionCore:
             raise SimulationError("SIMULATION_BEGINS received twice")
         if event.nb_resources <= 0:
             raise SimulationError(f"SIMULATION_BEGINS: nb_resources must be positive, got {event.nb_resources}")
-        self.nb_machines = event.nb_resources
+        self.nb_machines = self._free = event.nb_resources
         self.dynamic_jobs = bool(event.config.get("dynamic-jobs-enabled", False))
         if self.config.safeguard == "kill":
             if not self.dynamic_jobs:
                 raise ConfigError("the kill safeguard resubmits killed jobs: run Batsim with --enable-dynamic-jobs")
-            self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)))
+            self.safeguard = Safeguard(self.alarms, bool(event.config.get("profile-reuse-enabled", False)),
+                                       on_demand=self.config.kill_on != "deadline")
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
         queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
@@ -207,6 +219,10 @@ class DecisionCore:
         job_class = JobClass.LARGE
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
+            if job_class is JobClass.UNCERTAIN and job.res > (self.config.probe_max_width or 1.0) * self.nb_machines:
+                job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
+            if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
+                job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
                 limit = self.classifier.divider_at(now)
                 if job_class is JobClass.UNCERTAIN:
@@ -221,8 +237,19 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
+        rank = job_class.rank
+        if rank == JobClass.LARGE.rank and __import__('os').environ.get('KNOW_ONE_UNUSED'):
+            rank = JobClass.UNCERTAIN.rank
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
         return job
+
+    def _sibling_ran_long(self, job: Job, now: float) -> bool:
+        """``running_siblings`` large: whether a running job of the same user with the same request (processors
+        and p̃) has run for the divider already (what is seen now, not its runtime)."""
+        if self.config.running_siblings != "large" or "user" not in job.extras:
+            return False
+        divider = self.classifier.divider_at(now)
+        return any(now - start >= divider for start in self._running_siblings.get(_request(job), {}).values())
 
     def _rejection_reason(self, job: Job) -> str | None:
         if job.res <= 0:
@@ -243,6 +270,9 @@ class DecisionCore:
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.algorithm.release(job_id)
+        self._free += self.jobs[job_id].res
+        if self._running_siblings:
+            self._running_siblings.get(_request(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
@@ -258,16 +288,78 @@ class DecisionCore:
         if self.config.siblings == "demote":
             self._demote_siblings(self.jobs[original], now, decisions)
         attempt = self.attempt(job_id) + 1
-        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now)
+        job, registration = self.safeguard.resubmit(self.jobs[job_id], self.jobs[original], attempt, now,
+                                                     keep_place=self.config.retry_queue != "fresh")
         decisions.extend(registration)
         self.origin[job.id] = original
         self.jobs[job.id] = job
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        rank = JobClass.UNCERTAIN.rank if self.config.retry_queue == "ahead" else JobClass.LARGE.rank
-        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        self.algorithm.enqueue(job, self._estimate(job), self._retry_rank, now)
         return job
+
+    @property
+    def _retry_rank(self) -> int:
+        """The queue a job the safeguard killed waits in again."""
+        return JobClass.LARGE.rank if self.config.retry_queue == "large" else JobClass.UNCERTAIN.rank
+
+    def _kill_rank(self, head: Job) -> int:
+        """The queue a job past its trial is ranked in when deciding whether the first waiting job, ``head``, goes
+        before it: the one it would wait in again (``kill_for`` requeued); the uncertain jobs' (``policy``: only
+        small-classified jobs and uncertain ones before it in the policy's order go before it); or the head's own,
+        unless the head is classified small (``order``: the head goes before it if classified small or before it
+        in the policy's order)."""
+        if self.config.kill_for == "requeued":
+            return self._retry_rank
+        if self.config.kill_for == "policy":
+            return JobClass.UNCERTAIN.rank
+        return max(self.algorithm.queue.rank(head), JobClass.UNCERTAIN.rank)
+
+    def _kill_key(self, head: Job) -> float | None:
+        """The estimate the first waiting job is ordered by against a job past its trial: ``kill_for`` order compares
+        their requests (a watched head's estimate is bounded by its trial, not the job's); None: the queue's."""
+        return self.knowledge.estimate(head) if self.config.kill_for == "order" else None
+
+    def _make_room(self, now: float, decisions: list[Decision]) -> None:
+        """``kill_on`` demand or patient: kill the overtime jobs whose processors the first waiting job needs to start
+        now, among those it outranks (requeued, they would wait behind it)."""
+        queue = self.algorithm.queue
+        head = queue.head(now)
+        if head is None:
+            return
+        rank, key = self._kill_rank(head), self._kill_key(head)
+        among = [job_id for job_id in self.safeguard.overtime  # only those that head goes before
+                 if queue.outranks(head, self.jobs[job_id], rank, self.knowledge.estimate(self.jobs[job_id]), now, key)]
+        decisions.extend(self.safeguard.needed(head.res, self._free, among))
+
+    def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
+        """``kill_on`` blocking or patient: each job past its deadline that the first waiting job goes before
+        (``kill_for``) and would delay, planned to run on to its request, is in its way: blocking kills it, patient
+        leaves it overtime (:meth:`_make_room` kills it once that job could start now). The others run on, planned
+        with their request, as EASY would have backfilled them. Whether a job was spared (the plan changed)."""
+        spared, victims = False, []
+        queue = self.algorithm.queue
+        head = queue.head(now)
+        rank, key = (self._kill_rank(head), self._kill_key(head)) if head is not None else (0, None)
+        for job_id in list(self.safeguard.overtime):
+            job = self.jobs[job_id]
+            estimate = self.knowledge.estimate(job)
+            end = self.starts[job_id] + estimate
+            if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id))):
+                if self.config.kill_on == "blocking":
+                    victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
+            else:
+                self.safeguard.spare(job_id)
+                self.algorithm.expect_end(job_id, end)
+                spared = True
+        decisions.extend(self.safeguard.kill(victims))
+        return spared
+
+    def _slack(self, job_id: str) -> float:
+        """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
+        return self.config.kill_slack * self.small[job_id]
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

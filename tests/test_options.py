@@ -48,6 +48,11 @@ EXAMPLES = {
     "retry_queue": ("ahead", "ahead", "ahead"),
     "probe_width": ("0.03125", 0.03125, 0.03125),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
+    "probe_max_width": ("0.5", 0.5, 0.5),
+    "kill_on": ("Blocking", "blocking", "blocking"),
+    "kill_for": ("order", "order", "order"),
+    "kill_slack": ("1", 1, 1.0),
+    "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
     "estimator": ("sklearn.ensemble:ExtraTreesClassifier", "sklearn.ensemble:ExtraTreesClassifier",
@@ -59,7 +64,7 @@ EXAMPLES = {
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
-NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width")}
+NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
@@ -188,11 +193,14 @@ def test_options_are_grouped_as_a_reader_meets_them_in_help_and_readme():
 
 
 def test_options_measured_worse_say_so_and_cite_the_measurement():
-    """--retry-queue ahead, --siblings demote and --probe-width were measured and dropped (docs/results.md)."""
+    """--retry-queue ahead, --siblings demote and --probe-width (issue 22), --kill-slack, --probe-max-width and
+    --running-siblings (issue 32) were measured and dropped (docs/results.md)."""
     results = (REPO / "docs" / "results.md").read_text()
-    section = results[results.index("## The gain without the harm: classification-bounded"):]
-    section = section[:section.index("\n## ")]
-    assert "Tried and dropped" in OPTION_GROUPS["experimental"][1] and "Tried and dropped" in section
+    sections = [results[results.index(title):] for title in ("## The gain without the harm: classification-bounded",
+                                                              "## Know, don't kill: classification-blocking")]
+    section = "".join(text[:text.index("\n## ")] for text in sections)
+    assert "Tried and dropped" in OPTION_GROUPS["experimental"][1] and "Tried and dropped" in sections[0]
+    assert "Know, don't kill" in OPTION_GROUPS["experimental"][1]
     experimental = [name for name, spec in options_of(SchedulerConfig).items() if spec.group == "experimental"]
     assert set(experimental) >= {"retry_queue", "siblings", "probe_width"}
     for name in experimental:

@@ -86,6 +86,26 @@ class Algorithm(ABC):
         running jobs (and any reservation), if it were submitted now."""
         return self.profile.first_fit(res, duration, now).start
 
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
+        """Whether the running job ``job_id``, planned to end at ``end`` rather than now, would delay the earliest
+        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds:
+        whether it holds machines that job needs. False when no job waits."""
+        head = self.queue.head(now)
+        if head is None:
+            return False
+        profile = self.profile
+        holding, reservation = profile.running[job_id], profile.reservation
+        planned = holding.end
+        profile.reservation = None
+        try:
+            holding.end = now
+            sooner = profile.first_fit(head.res, self.queue.estimate(head), now).start
+            holding.end = end
+            later = profile.first_fit(head.res, self.queue.estimate(head), now).start
+        finally:
+            holding.end, profile.reservation = planned, reservation
+        return later > sooner + slack
+
     # --- shared by the implementations -----------------------------------------------
 
     def _start(self, job: Job, mask: int, duration: float, now: float, started: list[Execute]) -> None:

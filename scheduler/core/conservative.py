@@ -94,6 +94,11 @@ class ConservativeBackfilling(Algorithm):
 
     # --- what the decision core asks -------------------------------------------------
 
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
+        """Every waiting job holds a reservation here: a running job that outlives its plan may delay any of
+        them, so it always counts as in the way."""
+        return True
+
     def earliest_start(self, res: int, duration: float, now: float) -> float:
         """The start first fit gives a job of ``res`` machines and ``duration`` around every reservation."""
         index, _ = self.profile.first_fit(res, duration)

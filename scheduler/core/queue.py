@@ -84,6 +84,19 @@ class JobQueue:
         """The estimate a queued job is ordered by (given to :meth:`push`, or to :meth:`update` since)."""
         return self._rank_estimate[job.id][1]
 
+    def rank(self, job: Job) -> int:
+        """The rank a queued job was pushed with."""
+        return self._rank_estimate[job.id][0]
+
+    def outranks(self, job: Job, other: Job, rank: int, estimate: float, now: float,
+                 job_estimate: float | None = None) -> bool:
+        """Whether the queued ``job`` comes before ``other`` were ``other`` queued in ``rank`` with ``estimate``
+        (by rank, then the policy; starvation aside); ``job`` ordered by ``job_estimate`` when given."""
+        job_rank, queued_estimate = self._rank_estimate[job.id]
+        job_estimate = queued_estimate if job_estimate is None else job_estimate
+        key = self.policy.key
+        return (job_rank, key(job, job_estimate, now)) < (rank, key(other, estimate, now))
+
     def ordered(self, now: float) -> list[Job]:
         """The jobs in scheduling order at time ``now``."""
         jobs = self._jobs

@@ -317,3 +317,45 @@ def tradeoff(table: pd.DataFrame, variants: Sequence[str], trace: str, path: Pat
     fig.tight_layout()
     _legend_below(fig, [axes.flat[0]])
     return _save(fig, path)
+
+
+def kill_frontier(points: pd.DataFrame, trace: str, path: Path, highlight: str | None = None,
+                  rules: Sequence[str] | None = None) -> Path | None:
+    """Issue 32's frontier: each kill rule's reduction of mean bsld as a share of class-clairvoyant's against the
+    share of jobs it killed at least once, one colour per rule and one marker per queue order (``points``: rows
+    with ``rule``, ``policy``, ``share_of_cc`` and ``killed``, as ``experiments/kill_frontier.py`` writes them);
+    the bars (90% of class-clairvoyant's reduction, 10% of the jobs killed) dashed, the ``highlight`` rule
+    larger. ``rules`` fixes the colours (by position: the same in every trace's figure); default: as they come."""
+    points = points.dropna(subset=["share_of_cc", "killed"])
+    if points.empty:
+        return None
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+
+    markers = "osD^vP*X"
+    policies = list(dict.fromkeys(points["policy"]))
+    order = list(rules or dict.fromkeys(points["rule"]))
+    rules = [rule for rule in order if rule in set(points["rule"])]
+    palette = plt.get_cmap("tab20")
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ax.axvline(10, color="#1b7837", linewidth=0.8, linestyle="--")
+    ax.axhline(90, color="#1b7837", linewidth=0.8, linestyle="--")
+    for row in points.itertuples():
+        chosen = row.rule == highlight
+        ax.scatter(100 * row.killed, 100 * row.share_of_cc, color=palette(order.index(row.rule) % 20),
+                   marker=markers[policies.index(row.policy) % len(markers)], s=110 if chosen else 40,
+                   edgecolors="black", linewidths=1.4 if chosen else 0.4, zorder=4 if chosen else 3)
+    handles = [Line2D([], [], linestyle="", marker="o", markersize=6, markeredgecolor="black",
+                      markerfacecolor=palette(order.index(rule) % 20),
+                      markeredgewidth=1.4 if rule == highlight else 0.4, label=rule) for rule in rules]
+    handles += [Line2D([], [], linestyle="", marker=markers[i % len(markers)], markersize=6, color="#888888",
+                       label=scheduler_name(policy)) for i, policy in enumerate(policies)]
+    ax.set_xlabel("jobs killed at least once (% of all jobs)", fontsize=8)
+    ax.set_ylabel("reduction of mean bsld (% of class-clairvoyant's)", fontsize=8)
+    ax.set_xlim(left=0)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{trace}: gain against kills (the bars: up and left of the dashed lines)", fontsize=10)
+    ax.legend(handles=handles, fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    fig.tight_layout()
+    return _save(fig, path)

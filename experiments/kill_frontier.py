@@ -1,0 +1,163 @@
+"""Issue 32, "know, don't kill": each kill rule on KTH-SP2, SDSC-SP2 and HPC2N under EASY-FCFS and EASY-SPF,
+measured against the issue's six criteria, and the frontier they draw (reduction as a share of class-clairvoyant's
+against the share of jobs killed).
+
+    python experiments/kill_frontier.py run RULE [RULE...] -o OUT     # simulate what is missing, print the criteria
+    python experiments/kill_frontier.py table -o OUT                  # every rule run so far: OUT/points.csv
+    python experiments/kill_frontier.py plot POINTS.csv -o DIR        # DIR/kill_frontier_<trace>.png (and .svg)
+
+Runs go to OUT/<rule>/<trace>_<policy>_jobs.csv (base and class-clairvoyant under OUT/ref/), one ``simulate``
+process at a time (under ``nice``), and are reused when present. The traces are read from ../shared/workloads
+beside the checkout. The criteria (docs/results.md, "Know, don't kill"): the reduction of mean bsld against
+EASY-FCFS base as a share of class-clairvoyant's under the same policy; the share of jobs killed at least once;
+the wasted work (killed attempts' processor-seconds over the useful ones); AWF against class-clairvoyant's;
+the actually-large jobs' (runtime >= the median) mean bsld against base under the same policy; the longest wait
+against base's and class-clairvoyant's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+
+from scheduler.metrics import fold_attempts, summarize  # noqa: E402
+from scheduler.sim.output import read_jobs_csv  # noqa: E402
+
+WORKLOADS = ROOT.parent / "shared" / "workloads"
+#: trace -> (SWF file, platform, processors)
+TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", "platforms/kth_sp2.xml", 100),
+          "SDSC-SP2": ("SDSC-SP2-1998-4.2-cln.swf.gz", "platforms/sdsc_sp2.xml", 128),
+          "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", "platforms/hpc2n.xml", 240)}
+POLICIES = ("fcfs", "spf")
+BOUNDED = ["--variant", "classification-bounded"]
+#: Every rule tried, by name: its ``simulate`` options (docs/results.md lists what each means).
+RULES: dict[str, list[str]] = {
+    "idempotent": ["--variant", "classification-idempotent"],
+    "bounded": BOUNDED,
+    "demand": [*BOUNDED, "--kill-on", "demand"],
+    "blocking": [*BOUNDED, "--kill-on", "blocking"],
+    "blocking-p0.05": [*BOUNDED, "--kill-on", "blocking", "--probe-threshold", "0.05"],
+    "blocking-p0.1": [*BOUNDED, "--kill-on", "blocking", "--probe-threshold", "0.1"],
+    "blocking-cap120": [*BOUNDED, "--kill-on", "blocking", "--probe-limit", "120"],
+    "blocking-cap600": [*BOUNDED, "--kill-on", "blocking", "--probe-limit", "600"],
+    "blocking-slack1": [*BOUNDED, "--kill-on", "blocking", "--kill-slack", "1"],
+    "blocking-siblings": [*BOUNDED, "--kill-on", "blocking", "--running-siblings", "large"],
+    "blocking-siblings-p0.05": [*BOUNDED, "--kill-on", "blocking", "--running-siblings", "large",
+                                "--probe-threshold", "0.05"],
+    "blocking-ahead": [*BOUNDED, "--kill-on", "blocking", "--retry-queue", "ahead"],
+    "patient": [*BOUNDED, "--kill-on", "patient"],
+    "blocking-policy": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy"],
+    "blocking-policy-w0.5": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy", "--probe-max-width", "0.5"],
+    "blocking-order": ["--variant", "classification-blocking"],
+    "blocking-order-siblings": ["--variant", "classification-blocking", "--running-siblings", "large"],
+    "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
+    "blocking-order-slack1": ["--variant", "classification-blocking", "--kill-slack", "1"],
+}
+#: The rule of the variant ``classification-blocking``.
+CHOSEN = "blocking-order"
+REFERENCES = {"base": ["--variant", "base"], "class-clairvoyant": ["--variant", "class-clairvoyant"]}
+
+
+def simulate(trace: str, policy: str, prefix: Path, options: list[str]) -> Path:
+    """``prefix``_jobs.csv, simulated unless it exists."""
+    jobs = prefix.parent / f"{prefix.name}_jobs.csv"
+    if jobs.exists():
+        return jobs
+    swf, platform, _ = TRACES[trace]
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    command = ["nice", "-n", "10", sys.executable, "-m", "scheduler", "simulate", str(WORKLOADS / swf),
+               "--platform", platform, "--policy", policy, "-e", str(prefix), "--no-progress", *options]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
+    if done.returncode:
+        sys.exit(f"{' '.join(command)}\n{done.stderr[-2000:]}")
+    return jobs
+
+
+def measures(jobs_csv: Path, nb_machines: int) -> dict[str, float]:
+    """The aggregates the criteria read, with the share of jobs killed at least once."""
+    jobs = read_jobs_csv(jobs_csv)
+    summary = summarize(jobs, nb_machines, recomputed=True)
+    folded = fold_attempts(jobs)
+    return {"mean_bsld": summary["mean_bsld"], "killed": float((folded["attempts"] > 1).mean()),
+            "waste": summary["wasted_core_seconds"] / summary["useful_core_seconds"], "awf": summary["awf"],
+            "large_bsld": summary["mean_bsld_actual_large"], "max_wait": summary["max_wait"]}
+
+
+def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
+    """One rule's row: its measures against base (EASY-FCFS and the same policy) and class-clairvoyant."""
+    nb = TRACES[trace][2]
+    ref = {(p, v): measures(simulate(trace, p, out / "ref" / f"{trace}_{p}_{v}", options), nb)
+           for p in {"fcfs", policy} for v, options in REFERENCES.items()}
+    base0, base, cc = ref["fcfs", "base"], ref[policy, "base"], ref[policy, "class-clairvoyant"]
+    run = measures(simulate(trace, policy, out / rule / f"{trace}_{policy}", RULES[rule]), nb)
+    reduction = 1 - run["mean_bsld"] / base0["mean_bsld"]
+    cc_reduction = 1 - cc["mean_bsld"] / base0["mean_bsld"]
+    row = {"rule": rule, "trace": trace, "policy": policy, "reduction": reduction, "cc_reduction": cc_reduction,
+           "share_of_cc": reduction / cc_reduction, "killed": run["killed"], "waste": run["waste"],
+           "awf_vs_cc": run["awf"] / cc["awf"], "large_vs_base": run["large_bsld"] / base["large_bsld"] - 1,
+           "cc_large_vs_base": cc["large_bsld"] / base["large_bsld"] - 1,
+           "max_wait_vs_base": run["max_wait"] / base["max_wait"],
+           "cc_max_wait_vs_base": cc["max_wait"] / base["max_wait"]}
+    checks = [row["share_of_cc"] >= 0.9, row["killed"] <= 0.10, row["waste"] <= 0.010, row["awf_vs_cc"] <= 1.10]
+    if policy == "fcfs":
+        checks += [row["large_vs_base"] <= 0.10,
+                   row["max_wait_vs_base"] <= max(1.5, 1.1 * row["cc_max_wait_vs_base"])]
+    else:
+        checks += [row["large_vs_base"] <= row["cc_large_vs_base"] + 0.10]
+    row["bars_met"] = "".join("+" if ok else "-" for ok in checks)
+    return row
+
+
+def show(row: dict) -> str:
+    return (f"{row['rule']:24s} {row['trace']:8s} {row['policy']:4s} {row['share_of_cc']:.2f} of CC "
+            f"({row['reduction']:.1%} vs {row['cc_reduction']:.1%}), killed {row['killed']:.1%}, "
+            f"waste {row['waste']:.2%}, AWF {row['awf_vs_cc']:.2f}x CC, large {row['large_vs_base']:+.0%} "
+            f"(CC {row['cc_large_vs_base']:+.0%}), max wait {row['max_wait_vs_base']:.2f}x base "
+            f"(CC {row['cc_max_wait_vs_base']:.2f}x) [{row['bars_met']}]")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "table", "plot"))
+    parser.add_argument("args", nargs="*", help="run: rule names (all: every rule); plot: the points CSV")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--traces", default=",".join(TRACES))
+    parser.add_argument("--policies", default=",".join(POLICIES))
+    options = parser.parse_args(argv)
+    traces, policies = options.traces.split(","), options.policies.split(",")
+    if options.command == "plot":
+        from scheduler.experiments.plots import kill_frontier
+
+        points = pd.read_csv(options.args[0])
+        for trace in dict.fromkeys(points["trace"]):
+            slug = trace.split("-")[0].lower()
+            print(kill_frontier(points[points["trace"] == trace], trace, options.output / f"kill_frontier_{slug}.png",
+                                highlight=CHOSEN, rules=list(RULES)))
+        return
+    rules = list(RULES) if options.command == "table" or options.args == ["all"] else options.args
+    unknown = [rule for rule in rules if rule not in RULES]
+    if unknown:
+        sys.exit(f"unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+    rows = []
+    for rule in rules:
+        for trace in traces:
+            for policy in policies:
+                if options.command == "table" and not (options.output / rule / f"{trace}_{policy}_jobs.csv").exists():
+                    continue
+                rows.append(criteria(rule, trace, policy, options.output))
+                print(show(rows[-1]), flush=True)
+    if options.command == "table":
+        pd.DataFrame(rows).to_csv(options.output / "points.csv", index=False, float_format="%.6f")
+
+
+if __name__ == "__main__":
+    main()

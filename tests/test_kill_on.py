@@ -1,0 +1,150 @@
+"""When the safeguard kills a watched job past its trial (``kill_on``), and what a running look-alike says of a new
+job (``running_siblings``): each rule decided in-process, with a stub classifier choosing the classes."""
+
+import pytest
+
+from scheduler.compose import build_core
+from scheduler.config import SchedulerConfig
+from scheduler.core.events import Kill, RegisterJob, RegisterProfile
+from scheduler.errors import ConfigError
+from scheduler.sim.engine import BatsimEngine, SimulationOptions
+
+from tests.helpers import make_workload
+from tests.test_safeguard import StubClassifier
+
+# probing with the planning rule of the variants: a watched job is planned to end within its trial
+PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider_estimates="all")
+
+
+def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, options=None, **extras):
+    config = SchedulerConfig(**PROBING, kill_on=kill_on, **(options or {}))
+    core = build_core(config, classifier=StubClassifier(set(small), divider, set(uncertain)))
+    messages = []
+
+    def decide(now, events):
+        decisions = core.decide(now, events)
+        messages.append((now, decisions))
+        return decisions
+
+    options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
+    result = BatsimEngine(make_workload(jobs, nb_res, **extras), options=options).run(decide)
+    return result.jobs.set_index("job_id"), messages
+
+
+def kills(messages):
+    return [(now, decision.job_ids) for now, decisions in messages for decision in decisions
+            if isinstance(decision, Kill)]
+
+
+@pytest.mark.parametrize("kill_on, killed", [("deadline", True), ("blocking", False), ("demand", False),
+                                             ("patient", False)])
+def test_a_trial_that_nobody_needs_goes_on(kill_on, killed):
+    # uncertain job 0 (1 of 2 processors) runs 300 s, its trial 100 s; nothing waits for its processors
+    jobs, messages = run([(0, 1, 1000, 300)], 2, kill_on)
+    assert (jobs.loc["0", "final_state"] == "COMPLETED_KILLED") is killed
+    if not killed:
+        assert jobs.loc["0", "finish_time"] == 300 and kills(messages) == []
+
+
+@pytest.mark.parametrize("kill_on", ["deadline", "blocking", "demand"])
+def test_a_trial_that_blocks_the_reserved_job_is_killed_at_its_deadline(kill_on):
+    # small job 1 (both processors) holds the reservation from 100, the end of job 0's trial: job 0 is in its way
+    jobs, messages = run([(0, 1, 1000, 300), (5, 2, 50, 50)], 2, kill_on, small={"w0!1"})
+    assert kills(messages) == [(100, ("w0!0",))]
+    assert jobs.loc["1", "starting_time"] == 100 and jobs.loc["0#1", "starting_time"] == 150
+
+
+def test_patient_lets_a_trial_in_the_way_run_until_the_waiting_job_could_start():
+    # job 2 (one processor, 400 s) holds the other processor until 410; small job 1 needs both: at job 0's
+    # deadline (100) job 0 delays it, but job 1 could not start before 410 anyway, and job 0 ends at 300
+    jobs, messages = run([(0, 1, 1000, 300), (5, 2, 50, 50), (10, 1, 400, 400)], 2, "patient", small={"w0!1"},
+                         uncertain=("w0!0", "w0!2"), divider=1000.0)
+    assert kills(messages) == [] and jobs.loc["0", "finish_time"] == 300
+
+
+def test_a_trial_older_than_the_waiting_job_is_spared_under_fcfs():
+    # large job 1 (Q, submitted at 5) would wait behind job 0 were it killed (Q, submitted at 0): job 0 runs on
+    jobs, messages = run([(0, 1, 1000, 300), (5, 2, 50, 50)], 2, "blocking")
+    assert kills(messages) == []
+    assert jobs.loc["0", "finish_time"] == 300 and jobs.loc["1", "starting_time"] == 300
+
+
+def test_on_demand_a_job_past_its_trial_is_killed_when_a_waiting_job_needs_its_processors():
+    # at 100 nothing waits: job 0 runs on; at 200 small job 1 needs both processors. demand kills job 0 then;
+    # blocking had spared it at its deadline, planned with its request, and job 1 waits until 500
+    demand, demand_messages = run([(0, 1, 1000, 500), (200, 2, 50, 50)], 2, "demand", small={"w0!1"})
+    blocking, blocking_messages = run([(0, 1, 1000, 500), (200, 2, 50, 50)], 2, "blocking", small={"w0!1"})
+    assert kills(demand_messages) == [(200, ("w0!0",))] and demand.loc["1", "starting_time"] == 200
+    assert kills(blocking_messages) == [] and blocking.loc["1", "starting_time"] == 500
+
+
+def test_on_demand_the_youngest_jobs_past_their_trial_go_first_and_no_more_than_needed():
+    # jobs 0, 1, 2 (one processor each of 4) started at 0, 10, 20 and outlive their trials; at 300 small job 3
+    # needs two processors: the free one and the youngest overtime job's (2)
+    jobs, messages = run([(0, 1, 1000, 900), (10, 1, 1000, 900), (20, 1, 1000, 900), (300, 2, 50, 50)], 4,
+                         "demand", small={"w0!3"}, uncertain=("w0!0", "w0!1", "w0!2"))
+    assert kills(messages) == [(300, ("w0!2",))]
+
+
+@pytest.mark.parametrize("kill_on", ["blocking", "demand", "patient"])
+@pytest.mark.parametrize("spared", [True, False])
+def test_the_kill_decision_ignores_the_jobs_own_runtime(kill_on, spared):
+    # no leakage: two runtimes past the trial give the same decisions up to the deadline and just after
+    # (killed when small job 1 could start then with its processors; spared when large job 1 is younger)
+    outcomes = []
+    for runtime in (300, 900):
+        _, messages = run([(0, 1, 1000, runtime), (5, 2, 50, 50)], 2, kill_on, small=() if spared else {"w0!1"})
+        outcomes.append([(now, [d for d in decisions if not isinstance(d, (RegisterJob, RegisterProfile))])
+                         for now, decisions in messages if now <= 100])
+    assert outcomes[0] == outcomes[1]
+    assert bool(kills(outcomes[0])) is not spared
+
+
+@pytest.mark.parametrize("kill_for, killed", [("requeued", True), ("policy", True), ("order", False)])
+def test_under_spf_a_waiting_job_asking_longer_than_the_trial_job_goes_after_it_by_their_requests(kill_for, killed):
+    # SPF: uncertain job 1 (both processors, asking 500 s) heads the queue, planned with its trial (100 s); job 0
+    # (asking 400 s) outlives its trial at 100 and is in its way. By their requests job 1 comes after job 0
+    jobs, messages = run([(0, 1, 400, 300), (5, 2, 500, 50)], 2, "blocking", uncertain=("w0!0", "w0!1"),
+                         options=dict(policy="spf", kill_for=kill_for))
+    assert bool(kills(messages)) is killed
+    assert jobs.loc["1", "starting_time"] == (100 if killed else 300)
+
+
+def test_under_fcfs_order_kills_for_an_older_large_job_and_policy_does_not():
+    # job 2 holds a processor until 1000; large job 1 (Q, submitted at 0.5) needs both: reserved at 1000;
+    # uncertain job 0 (submitted at 1) backfills, planned with its trial (100 s), and is in job 1's way at 101.
+    # Job 1 is older: order and requeued kill job 0 for it; policy counts job 0 as uncertain, ahead of Q
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 50, 50), (0, 1, 1000, 1000)]
+    for kill_for, killed in (("order", True), ("policy", False), ("requeued", True)):
+        _, messages = run(jobs, 2, "blocking", options=dict(kill_for=kill_for))
+        assert bool(kills(messages)) is killed, kill_for
+
+
+def test_classification_blocking_is_bounded_with_the_blocking_rule():
+    blocking = SchedulerConfig.variant("classification-blocking")
+    bounded = SchedulerConfig.variant("classification-bounded")
+    assert (blocking.kill_on, blocking.kill_for) == ("blocking", "order")
+    assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
+
+
+@pytest.mark.parametrize("running_siblings, job_class", [("ignore", "uncertain"), ("large", "large")])
+def test_a_look_alike_running_past_the_divider_makes_a_job_large(running_siblings, job_class):
+    # job 0 (user 7) has run 150 s, past the divider (100 s), when job 1 (user 7, the same request) comes;
+    # job 2 (user 8) and job 3 (user 7, another request) are not its look-alikes
+    jobs = [(0, 1, 1000, 500), (150, 1, 1000, 20), (150, 1, 1000, 20), (150, 1, 2000, 20)]
+    config = SchedulerConfig(**PROBING, kill_on="blocking", running_siblings=running_siblings)
+    core = build_core(config, classifier=StubClassifier(set(), 100.0, {"w0!0", "w0!1", "w0!2", "w0!3"}))
+    options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
+    result = BatsimEngine(make_workload(jobs, 4, user=[7, 7, 8, 7]), options=options).run(core.decide)
+    metadata = result.jobs.set_index("job_id").metadata
+    assert metadata.to_dict() == {"0": "class=uncertain", "1": f"class={job_class}", "2": "class=uncertain",
+                                  "3": "class=uncertain"}
+
+
+@pytest.mark.parametrize("options, says", [
+    (dict(classifier="rf", kill_on="blocking"), "kill_on.*safeguard"),
+    (dict(classifier="none", running_siblings="large"), "running_siblings.*classifier"),
+])
+def test_the_options_need_what_they_act_on(options, says):
+    with pytest.raises(ConfigError, match=says):
+        SchedulerConfig(**options)
