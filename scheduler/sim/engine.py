@@ -167,12 +167,16 @@ class BatsimEngine(BatsimActors):
         shortcuts = self.shortcuts
         while not self._done:
             while self._to_run:
-                if shortcuts and len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
-                    self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
-                    continue
+                if (shortcuts and len(self._to_run) <= 2 and self._receiving and not timeline.following
+                        and not self._done):
+                    if len(self._to_run) == 1:
+                        self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
+                        continue
+                    if self._sleeps_before_exchange():
+                        continue  # the exchange is left to run alone (or in a round of its own)
                 ran, self._to_run = self._to_run, []
                 for process in ran:
-                    if not process.dead:
+                    if not process.dead and process.call is None:  # (a call already taken: its body ran)
                         try:
                             process.call = process.actor.send(process.answer)
                         except StopIteration:
@@ -251,6 +255,32 @@ class BatsimEngine(BatsimActors):
             self._arrived_alone(process, call[1])
         else:
             process.sleep = self._timeline.sleep(call[1], process)
+
+    def _sleeps_before_exchange(self) -> bool:
+        """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
+        the server then started): if the first only begins a sleep, begin it and leave the exchange to run next.
+
+        Exact: in the round, the first actor runs, then the exchange, then the first's sleep begins, then the
+        exchange's call is handled. The exchange's body (the call to the decision process) reads neither the
+        sleeps nor the sequence of actions (beginning a sleep leaves the clock as it is), so beginning the sleep
+        before it runs changes nothing, and the exchange's call is handled after the sleep, as in the round. When
+        the first actor does anything else, the round is played as usual (its call kept for the round)."""
+        first, second = self._to_run
+        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead:
+            return False
+        try:
+            call = first.actor.send(first.answer)
+        except StopIteration:
+            first.dead, first.answer = True, None
+            self._to_run.pop(0)
+            return True
+        first.answer = None
+        if call[0] is SEND:
+            first.call = call
+            return False
+        first.sleep = self._timeline.sleep(call[1], first)
+        self._to_run.pop(0)
+        return True
 
     def _arrived_alone(self, sender: Process, message: tuple) -> None:
         """A message arrived in a step in which nothing else happened: the server serves it; its sender runs
