@@ -215,6 +215,11 @@ class BatsimEngine(BatsimActors):
             return
         else:
             ended, arrived = timeline.jump(), False
+            if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.following and not self._to_run:
+                process = ended[0].owner  # it runs alone next (see _maestro): at once
+                process.sleep = None
+                self._run_alone(process)
+                return
         to_run = self._to_run
         if arrived:
             self._in_flight = None
@@ -249,9 +254,7 @@ class BatsimEngine(BatsimActors):
             return
         if call[0] is SEND:
             self._receiving = False
-            timeline = self._timeline
-            timeline.next_seq()  # the message's action
-            timeline.message_step()
+            self._timeline.lone_message_step()
             self._arrived_alone(process, call[1])
         else:
             process.sleep = self._timeline.sleep(call[1], process)
@@ -304,11 +307,12 @@ class BatsimEngine(BatsimActors):
         while not self._done and exchange.pending and not self._mailbox and self._receiving:
             message = exchange.next_message()
             self._in_flight = None
-            timeline.next_seq()  # the message's own action
             while to_run:  # the actors the last decision started: a plain exchange's only sleep
                 started = to_run.pop(0)
                 started.sleep = timeline.sleep(started.actor.send(None)[1], started)
-            timeline.message_step()
+            # the message's own action began before these sleeps; its number, drawn after theirs here, is never
+            # compared with anything (it ends in this step, alone), and theirs keep their order with every other
+            timeline.lone_message_step()
             self._serve(message)
         if exchange.pending:
             to_run.insert(0, process)  # what is left goes through the rounds

@@ -153,6 +153,21 @@ class Timeline:
         self.now += delta
         return delta, self._update_followed(delta)
 
+    def lone_message_step(self) -> None:
+        """A message's action begins and takes its step, with no sleep about to end (none followed): nothing else
+        ends in it. As :meth:`next_seq` then :meth:`message_step`, in one call."""
+        if self._followed:
+            self._seq += 1
+            self.message_step()
+            return
+        self._seq += 1
+        if self._open_run:
+            self._log[-1] -= 1.0
+        else:
+            self._log.append(-1.0)
+            self._open_run = True
+        self.now += MESSAGE_TIME
+
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
         waiting = self._waiting
