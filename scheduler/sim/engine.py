@@ -164,11 +164,10 @@ class BatsimEngine(BatsimActors):
         """SimGrid's main loop: every actor ready to run runs until it blocks, then their calls are handled
         in the order they ran; when none is ready, the clock moves one step."""
         timeline, mailbox, sleep_for = self._timeline, self._mailbox, self._timeline.sleep
-        shortcuts = self.shortcuts
+        shortcuts, followed = self.shortcuts, timeline.followed
         while not self._done:
             while self._to_run:
-                if (shortcuts and len(self._to_run) <= 2 and self._receiving and not timeline.following
-                        and not self._done):
+                if shortcuts and len(self._to_run) <= 2 and self._receiving and not followed and not self._done:
                     if len(self._to_run) == 1:
                         self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
                         continue
@@ -215,7 +214,7 @@ class BatsimEngine(BatsimActors):
             return
         else:
             ended, arrived = timeline.jump(), False
-            if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.following and not self._to_run:
+            if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.followed and not self._to_run:
                 process = ended[0].owner  # it runs alone next (see _maestro): at once
                 process.sleep = None
                 self._run_alone(process)
@@ -292,7 +291,7 @@ class BatsimEngine(BatsimActors):
         if message[0] in LAST_MESSAGES:
             sender.dead = True
             self._serve(message)
-        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.following:
+        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.followed:
             self._serve(message)
             self._finish_exchange(sender)
         else:
