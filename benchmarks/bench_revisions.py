@@ -10,8 +10,8 @@ checkout's, byte for byte. Issue 30 measures HPC2N this way:
     python benchmarks/bench_revisions.py --baseline 65a13a3 --repeat 2 -- \\
         ../shared/workloads/HPC2N-2002-2.2-cln.swf.gz --variant base
 
-The arguments after ``--`` follow ``simulate`` (paths relative to this checkout); ``--no-progress`` and the
-output prefix are added. Needs nothing beside the checkout but the inputs it names.
+The arguments after ``--`` follow ``simulate`` (paths relative to this checkout, made absolute: each revision runs
+from its own folder); ``--no-progress`` and the output prefix are added. Needs nothing beside the checkout but the inputs it names.
 """
 
 from __future__ import annotations
@@ -41,11 +41,14 @@ def main(argv: list[str] | None = None) -> int:
             (folder / f"rev{number}").mkdir()
             roots[revision] = export_revision(revision, folder / f"rev{number}")
         best = {name: [float("inf")] * 3 for name in roots}  # cpu, wall, peak MiB
+        arguments = [str((REPO / argument).resolve()) if (REPO / argument).exists() else argument
+                     for argument in options.simulate]  # each revision runs from its own folder
         for round_number in range(options.repeat + 1):
             for number, (name, root) in enumerate(roots.items()):
-                command = [sys.executable, "-m", "scheduler", "simulate", *options.simulate, "--no-progress",
+                command = [sys.executable, "-m", "scheduler", "simulate", *arguments, "--no-progress",
                            "-e", str(folder / f"out{number}")]
-                run = run_child(command, cwd=REPO, env=child_env(root, bytecode=folder / f"pyc{number}"))
+                # from the revision's folder: ``-m`` puts the working directory first on the path
+                run = run_child(command, cwd=root, env=child_env(root, bytecode=folder / f"pyc{number}"))
                 if round_number:  # the first round compiles the modules: not measured
                     cpu, wall, peak = best[name]
                     best[name] = [min(cpu, run.cpu), min(wall, run.wall), min(peak, run.max_rss_mb)]
