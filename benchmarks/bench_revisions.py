@@ -3,8 +3,8 @@
 Each revision is exported with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` there (this
 checkout as it is), each run a fresh process keeping its bytecode between runs (one warm-up run first, not
 measured), the revisions one after the other in each of ``--repeat`` rounds, so that a slow spell of a shared
-machine hits all alike. Shows, per revision, the best CPU time (``os.wait4`` of the process: user + system), the
-best wall time, the peak RSS, the CPU ratio to the first ``--baseline``, and whether its ``_jobs.csv`` is this
+machine hits all alike. Shows, per revision, the best and the median CPU time (``os.wait4`` of the process: user +
+system), the best wall time, the peak RSS, the CPU ratios to the first ``--baseline``, and whether its ``_jobs.csv`` is this
 checkout's, byte for byte. Issue 30 measures HPC2N this way:
 
     python benchmarks/bench_revisions.py --baseline 65a13a3 --repeat 2 -- \\
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             (folder / f"rev{number}").mkdir()
             roots[revision] = export_revision(revision, folder / f"rev{number}")
         best = {name: [float("inf")] * 3 for name in roots}  # cpu, wall, peak MiB
+        cpus: dict[str, list[float]] = {name: [] for name in roots}
         arguments = [str((REPO / argument).resolve()) if (REPO / argument).exists() else argument
                      for argument in options.simulate]  # each revision runs from its own folder
         for round_number in range(options.repeat + 1):
@@ -52,14 +54,17 @@ def main(argv: list[str] | None = None) -> int:
                 if round_number:  # the first round compiles the modules: not measured
                     cpu, wall, peak = best[name]
                     best[name] = [min(cpu, run.cpu), min(wall, run.wall), min(peak, run.max_rss_mb)]
+                    cpus[name].append(run.cpu)
         outputs = {name: folder / f"out{number}_jobs.csv" for number, name in enumerate(roots)}
         base = options.baseline[0] if options.baseline else "this checkout"
-        rows = [[f"`{name}`", f"{cpu:.2f} s", f"{wall:.2f} s", f"{peak:.0f}", ratio(cpu, best[base][0]),
+        medians = {name: statistics.median(values) for name, values in cpus.items()}
+        rows = [[f"`{name}`", f"{cpu:.2f} s", f"{medians[name]:.2f} s", f"{wall:.2f} s", f"{peak:.0f}",
+                 ratio(cpu, best[base][0]), ratio(medians[name], medians[base]),
                  "yes" if filecmp.cmp(outputs[name], outputs["this checkout"], shallow=False) else "no"]
                 for name, (cpu, wall, peak) in best.items()]
-    print(f"# simulate {' '.join(options.simulate)} ({machine_line()}; best of {options.repeat}, interleaved)\n")
-    print(markdown_table(["revision", "CPU best", "wall best", "peak MiB", f"CPU vs {base}",
-                          "same _jobs.csv as this checkout"], rows))
+    print(f"# simulate {' '.join(options.simulate)} ({machine_line()}; {options.repeat} rounds, interleaved)\n")
+    print(markdown_table(["revision", "CPU best", "CPU median", "wall best", "peak MiB", f"CPU best vs {base}",
+                          f"CPU median vs {base}", "same _jobs.csv as this checkout"], rows))
     return 0
 
 
