@@ -4,14 +4,15 @@ Each revision is exported with ``git archive`` into a temporary folder and run w
 checkout as it is), each run a fresh process keeping its bytecode between runs (one warm-up run first, not
 measured), the revisions one after the other in each of ``--repeat`` rounds, so that a slow spell of a shared
 machine hits all alike. Shows, per revision, the best and the median CPU time (``os.wait4`` of the process: user +
-system), the best wall time, the peak RSS, the CPU ratios to the first ``--baseline``, and whether its ``_jobs.csv`` is this
-checkout's, byte for byte. Issue 30 measures HPC2N this way:
+system), the best wall time, the peak RSS, the CPU ratios to the first ``--baseline``, and whether its
+``_jobs.csv`` is this checkout's, byte for byte. Issue 30 measures HPC2N this way:
 
-    python benchmarks/bench_revisions.py --baseline 65a13a3 --repeat 2 -- \\
+    python benchmarks/bench_revisions.py --baseline 65a13a3 --baseline 2c4db4d --repeat 3 -- \\
         ../shared/workloads/HPC2N-2002-2.2-cln.swf.gz --variant base
 
-The arguments after ``--`` follow ``simulate`` (paths relative to this checkout, made absolute: each revision runs
-from its own folder); ``--no-progress`` and the output prefix are added. Needs nothing beside the checkout but the inputs it names.
+The arguments after ``--`` follow ``simulate`` (paths relative to this checkout, made absolute: each revision
+runs from its own folder); ``--no-progress`` and the output prefix are added. Needs nothing beside the checkout
+but the inputs it names.
 """
 
 from __future__ import annotations
