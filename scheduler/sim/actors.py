@@ -84,7 +84,10 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        self._receive()
+        if self._mailbox:  # (as _receive, inline: once per message)
+            self._start_sending(*self._mailbox.popleft())
+        else:
+            self._receiving = True
 
     def _receive(self) -> None:
         if self._mailbox:

@@ -164,15 +164,18 @@ class BatsimEngine(BatsimActors):
         """SimGrid's main loop: every actor ready to run runs until it blocks, then their calls are handled
         in the order they ran; when none is ready, the clock moves one step."""
         timeline, mailbox, sleep_for = self._timeline, self._mailbox, self._timeline.sleep
-        shortcuts = self.shortcuts
+        shortcuts, followed = self.shortcuts, timeline.followed
         while not self._done:
             while self._to_run:
-                if shortcuts and len(self._to_run) == 1 and self._receiving and not timeline.following and not self._done:
-                    self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
-                    continue
+                if shortcuts and len(self._to_run) <= 2 and self._receiving and not followed and not self._done:
+                    if len(self._to_run) == 1:
+                        self._run_alone(self._to_run.pop())  # the common case, without a round's bookkeeping
+                        continue
+                    if self._sleeps_before_exchange():
+                        continue  # the exchange is left to run alone (or in a round of its own)
                 ran, self._to_run = self._to_run, []
                 for process in ran:
-                    if not process.dead:
+                    if not process.dead and process.call is None:  # (a call already taken: its body ran)
                         try:
                             process.call = process.actor.send(process.answer)
                         except StopIteration:
@@ -211,6 +214,11 @@ class BatsimEngine(BatsimActors):
             return
         else:
             ended, arrived = timeline.jump(), False
+            if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.followed and not self._to_run:
+                process = ended[0].owner  # it runs alone next (see _maestro): at once
+                process.sleep = None
+                self._run_alone(process)
+                return
         to_run = self._to_run
         if arrived:
             self._in_flight = None
@@ -245,12 +253,36 @@ class BatsimEngine(BatsimActors):
             return
         if call[0] is SEND:
             self._receiving = False
-            timeline = self._timeline
-            timeline.next_seq()  # the message's action
-            timeline.message_step()
+            self._timeline.lone_message_step()
             self._arrived_alone(process, call[1])
         else:
             process.sleep = self._timeline.sleep(call[1], process)
+
+    def _sleeps_before_exchange(self) -> bool:
+        """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
+        the server then started): if the first only begins a sleep, begin it and leave the exchange to run next.
+
+        Exact: in the round, the first actor runs, then the exchange, then the first's sleep begins, then the
+        exchange's call is handled. The exchange's body (the call to the decision process) reads neither the
+        sleeps nor the sequence of actions (beginning a sleep leaves the clock as it is), so beginning the sleep
+        before it runs changes nothing, and the exchange's call is handled after the sleep, as in the round. When
+        the first actor does anything else, the round is played as usual (its call kept for the round)."""
+        first, second = self._to_run
+        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead:
+            return False
+        try:
+            call = first.actor.send(first.answer)
+        except StopIteration:
+            first.dead, first.answer = True, None
+            self._to_run.pop(0)
+            return True
+        first.answer = None
+        if call[0] is SEND:
+            first.call = call
+            return False
+        first.sleep = self._timeline.sleep(call[1], first)
+        self._to_run.pop(0)
+        return True
 
     def _arrived_alone(self, sender: Process, message: tuple) -> None:
         """A message arrived in a step in which nothing else happened: the server serves it; its sender runs
@@ -259,7 +291,7 @@ class BatsimEngine(BatsimActors):
         if message[0] in LAST_MESSAGES:
             sender.dead = True
             self._serve(message)
-        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.following:
+        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.followed:
             self._serve(message)
             self._finish_exchange(sender)
         else:
@@ -274,11 +306,12 @@ class BatsimEngine(BatsimActors):
         while not self._done and exchange.pending and not self._mailbox and self._receiving:
             message = exchange.next_message()
             self._in_flight = None
-            timeline.next_seq()  # the message's own action
             while to_run:  # the actors the last decision started: a plain exchange's only sleep
                 started = to_run.pop(0)
                 started.sleep = timeline.sleep(started.actor.send(None)[1], started)
-            timeline.message_step()
+            # the message's own action began before these sleeps; its number, drawn after theirs here, is never
+            # compared with anything (it ends in this step, alone), and theirs keep their order with every other
+            timeline.lone_message_step()
             self._serve(message)
         if exchange.pending:
             to_run.insert(0, process)  # what is left goes through the rounds

@@ -108,7 +108,20 @@ class Process:
 
 
 def stamp(clock: float) -> float:
-    """The time Batsim prints for ``clock`` (``%f``: 6 decimals)."""
+    """The time Batsim prints for ``clock`` (``%f``: 6 decimals). The last answer is kept: the server stamps its
+    reports and decisions at the same clock several times in a row."""
+    if clock == _last_stamp[0]:
+        return _last_stamp[1]
+    stamped = _stamp(clock)
+    _last_stamp[:] = clock, stamped
+    return stamped
+
+
+#: The last clock :func:`stamp` was asked for, and its answer.
+_last_stamp = [math.nan, math.nan]
+
+
+def _stamp(clock: float) -> float:
     whole = round(clock)
     if -5e-7 < clock - whole < 5e-7:  # the common case, an integer time (or one off by SimGrid's rounding)
         return float(whole)

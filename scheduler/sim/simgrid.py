@@ -87,7 +87,7 @@ class Timeline:
         self._log = array("d")  # a positive entry: a step's duration; -k: k message steps
         self._open_run = False  # whether the log's last entry is a run that the next message step extends
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
-        self._followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current
+        self.followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current (one list, kept)
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -102,7 +102,7 @@ class Timeline:
             sleep = Sleep(self._seq, duration, len(log) - 1, int(-log[-1]), self.now + duration, owner)
         else:
             sleep = Sleep(self._seq, duration, len(log), 0, self.now + duration, owner)
-        followed = self._followed
+        followed = self.followed
         if duration < _NEAR or (followed and sleep.end <= min(s.end for s in followed) + _NEAR):
             sleep.followed = True
             followed.append(sleep)
@@ -113,23 +113,23 @@ class Timeline:
     def cancel(self, sleep: Sleep) -> None:
         sleep.cancelled = True
         if sleep.followed:
-            self._followed.remove(sleep)
+            self.followed.remove(sleep)
 
     @property
     def following(self) -> bool:
         """Whether some sleep is about to end (it could end during a message step)."""
-        return bool(self._followed)
+        return bool(self.followed)
 
     @property
     def idle(self) -> bool:
         """No sleep left."""
         self._drop_cancelled()
-        return not self._waiting and not self._followed
+        return not self._waiting and not self.followed
 
     def message_step(self, limit: float = MESSAGE_TIME) -> tuple[float, list[Sleep]]:
         """A step of a message in flight that needs ``limit`` more seconds: its duration (shorter when a
         sleep ends first) and the sleeps that ended."""
-        followed = self._followed
+        followed = self.followed
         if not followed and limit == MESSAGE_TIME:  # the common case: nothing else ends in it
             if self._open_run:
                 self._log[-1] -= 1.0
@@ -153,10 +153,25 @@ class Timeline:
         self.now += delta
         return delta, self._update_followed(delta)
 
+    def lone_message_step(self) -> None:
+        """A message's action begins and takes its step, with no sleep about to end (none followed): nothing else
+        ends in it. As :meth:`next_seq` then :meth:`message_step`, in one call."""
+        if self.followed:
+            self._seq += 1
+            self.message_step()
+            return
+        self._seq += 1
+        if self._open_run:
+            self._log[-1] -= 1.0
+        else:
+            self._log.append(-1.0)
+            self._open_run = True
+        self.now += MESSAGE_TIME
+
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
         waiting = self._waiting
-        if self.shortcuts and not self._followed and waiting and not waiting[0][2].cancelled:
+        if self.shortcuts and not self.followed and waiting and not waiting[0][2].cancelled:
             first = heapq.heappop(waiting)[2]
             if not waiting or waiting[0][0] > first.end + _NEAR:  # the common case: it ends alone
                 delta = self._replay(first)
@@ -167,7 +182,7 @@ class Timeline:
                 return [first]
             heapq.heappush(waiting, (first.end, first.seq, first))  # others may end with it: follow them all
         self._follow_next()
-        followed = self._followed
+        followed = self.followed
         delta = min(s.remaining for s in followed)
         self._log.append(delta)
         self._open_run = False
@@ -178,18 +193,18 @@ class Timeline:
 
     def _update_followed(self, delta: float) -> list[Sleep]:
         ended = []
-        for sleep in self._followed:
+        for sleep in self.followed:
             sleep.remaining -= delta
             if sleep.remaining < PRECISION:
                 sleep.remaining = 0.0
                 ended.append(sleep)
         if ended:
-            self._followed = [s for s in self._followed if s.remaining]
+            self.followed[:] = [s for s in self.followed if s.remaining]  # (the same list: the engine holds it)
         return ended
 
     def _follow_next(self) -> None:
         """Follow, with exact remainders, every waiting sleep that may end as soon as the first one."""
-        waiting, followed = self._waiting, self._followed
+        waiting, followed = self._waiting, self.followed
         self._drop_cancelled()
         if not waiting:
             return
