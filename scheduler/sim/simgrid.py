@@ -131,22 +131,14 @@ class Timeline:
         sleep ends first) and the sleeps that ended."""
         followed = self.followed
         if not followed and limit == MESSAGE_TIME:  # the common case: nothing else ends in it
-            if self._open_run:
-                self._log[-1] -= 1.0
-            else:
-                self._log.append(-1.0)
-                self._open_run = True
+            self._log_message_step()
             self.now += MESSAGE_TIME
             return MESSAGE_TIME, []
         delta = limit
         if followed:
             delta = min(delta, min(s.remaining for s in followed))
         if delta == MESSAGE_TIME:
-            if self._open_run:
-                self._log[-1] -= 1.0
-            else:
-                self._log.append(-1.0)
-                self._open_run = True
+            self._log_message_step()
         else:
             self._log.append(delta)
             self._open_run = False
@@ -161,12 +153,16 @@ class Timeline:
             self.message_step()
             return
         self._seq += 1
+        self._log_message_step()
+        self.now += MESSAGE_TIME
+
+    def _log_message_step(self) -> None:
+        """Log one message step: a run of them is one log entry, minus their count."""
         if self._open_run:
             self._log[-1] -= 1.0
         else:
             self._log.append(-1.0)
             self._open_run = True
-        self.now += MESSAGE_TIME
 
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
