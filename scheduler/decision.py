@@ -237,10 +237,7 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        rank = job_class.rank
-        if rank == JobClass.LARGE.rank and __import__('os').environ.get('KNOW_ONE_UNUSED'):
-            rank = JobClass.UNCERTAIN.rank
-        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
         return job
 
     def _sibling_ran_long(self, job: Job, now: float) -> bool:
