@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import groupby
 from typing import Any, Sequence
 
 import numpy as np
@@ -84,10 +83,7 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        if self._mailbox:  # (as _receive, inline: once per message)
-            self._start_sending(*self._mailbox.popleft())
-        else:
-            self._receiving = True
+        self._receive()
 
     def _receive(self) -> None:
         if self._mailbox:
@@ -104,24 +100,15 @@ class BatsimActors:
         timeline = self._timeline
         current = timeline.now
         group: list[SimJob] = []
-        for subtime, jobs in groupby(self._static, _subtime_of):  # the jobs due at one time
+        for sim in self._static:  # job by job, as Batsim's loop: a group the clock stopped short of sleeps again
+            subtime = sim.job.subtime
             if subtime > current:
                 if group:
                     yield (SEND, (MSG_SUBMITTED, group))
                     group = []
                 yield (SLEEP, long_double_difference(subtime, current))
                 current = timeline.now
-                if subtime > current:  # short of it: the next job sleeps again, as Batsim's loop does
-                    group.append(next(jobs))
-                    for sim in jobs:
-                        if subtime > current:
-                            yield (SEND, (MSG_SUBMITTED, group))
-                            group = []
-                            yield (SLEEP, long_double_difference(subtime, current))
-                            current = timeline.now
-                        group.append(sim)
-                    continue
-            group.extend(jobs)
+            group.append(sim)
         if group:
             yield (SEND, (MSG_SUBMITTED, group))
         yield (SEND, (MSG_BYE,))
@@ -341,10 +328,6 @@ class BatsimActors:
 
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
-
-
-def _subtime_of(sim: SimJob) -> float:
-    return sim.job.subtime
 
 
 def long_double_difference(later: float, earlier: float) -> float:

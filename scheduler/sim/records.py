@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from scheduler.core.events import SUCCESS, WALLTIME, Decision, Event
@@ -107,21 +107,9 @@ class Process:
         self.sleep = None
 
 
+@lru_cache(maxsize=1)  # the server stamps its reports and decisions at one clock several times in a row
 def stamp(clock: float) -> float:
-    """The time Batsim prints for ``clock`` (``%f``: 6 decimals). The last answer is kept: the server stamps its
-    reports and decisions at the same clock several times in a row."""
-    if clock == _last_stamp[0]:
-        return _last_stamp[1]
-    stamped = _stamp(clock)
-    _last_stamp[:] = clock, stamped
-    return stamped
-
-
-#: The last clock :func:`stamp` was asked for, and its answer.
-_last_stamp = [math.nan, math.nan]
-
-
-def _stamp(clock: float) -> float:
+    """The time Batsim prints for ``clock`` (``%f``: 6 decimals)."""
     whole = round(clock)
     if -5e-7 < clock - whole < 5e-7:  # the common case, an integer time (or one off by SimGrid's rounding)
         return float(whole)

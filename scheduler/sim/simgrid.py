@@ -116,11 +116,6 @@ class Timeline:
             self.followed.remove(sleep)
 
     @property
-    def following(self) -> bool:
-        """Whether some sleep is about to end (it could end during a message step)."""
-        return bool(self.followed)
-
-    @property
     def idle(self) -> bool:
         """No sleep left."""
         self._drop_cancelled()
@@ -148,13 +143,8 @@ class Timeline:
     def lone_message_step(self) -> None:
         """A message's action begins and takes its step, with no sleep about to end (none followed): nothing else
         ends in it. As :meth:`next_seq` then :meth:`message_step`, in one call."""
-        if self.followed:
-            self._seq += 1
-            self.message_step()
-            return
         self._seq += 1
-        self._log_message_step()
-        self.now += MESSAGE_TIME
+        self.message_step()
 
     def _log_message_step(self) -> None:
         """Log one message step: a run of them is one log entry, minus their count."""
