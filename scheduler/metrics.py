@@ -77,8 +77,6 @@ FOLDED_COLUMNS = [
     "requested_time", "final_state", "attempts", "wasted_core_seconds",
 ]
 _TEXT = {"job_id", "workload_name", "final_state"}
-#: The ``class=`` metadata of the jobs queued ahead of Q (and watched by the safeguard).
-FAST_LANE = tuple(c.value for c in JobClass if c is not JobClass.LARGE)
 
 
 def bounded_slowdown(wait, runtime, tau: float = DEFAULT_TAU):

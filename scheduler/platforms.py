@@ -21,6 +21,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from itertools import islice
 from typing import Iterable, Iterator
 
 from scheduler.errors import PlatformError
@@ -79,8 +80,23 @@ def platform_xml(nb_hosts: int, *, name: str | None = None, speed: str = "1Gf") 
 def sorted_hosts(nb_hosts: int, shown: int = 5) -> str:
     """The first ``shown`` compute host names in Batsim's order (sorted as strings), e.g. ``a0, a1, a10, a11, ...``
     for 100 hosts."""
-    names = sorted(f"a{i}" for i in range(nb_hosts))
-    return ", ".join(names[:shown]) + (", ..." if nb_hosts > shown else "")
+    names = [f"a{i}" for i in islice(_in_string_order(nb_hosts), shown)]
+    return ", ".join(names) + (", ..." if nb_hosts > shown else "")
+
+
+def _in_string_order(nb_hosts: int) -> Iterator[int]:
+    """0 .. nb_hosts - 1 in the order of their decimal strings (0, 1, 10, 100, ..., 11, ...), one at a time: a
+    machine of 2**24 hosts is not listed to name its first few."""
+    yield 0
+    number, last = 1, nb_hosts - 1
+    for _ in range(last):
+        yield number
+        if number * 10 <= last:
+            number *= 10
+        else:
+            while number % 10 == 9 or number + 1 > last:
+                number //= 10
+            number += 1
 
 
 def write_platform(path: str | Path, nb_hosts: int, *, name: str | None = None) -> Path:
