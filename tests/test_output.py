@@ -157,3 +157,15 @@ def test_schedule_summary_reproduces_batsim(path, tmp_path):
     for column in SCHEDULE_COLUMNS[1:]:
         # _jobs.csv rounds times to 1e-6 s; time_idle sums up to 128 of them.
         assert row[column] == pytest.approx(expected[column], rel=1e-9, abs=2e-4), column
+
+
+def test_writer_formats_row_chunks_as_one_table(tmp_path, monkeypatch):
+    """The rows are written a chunk at a time: chunks of 2 rows (one all integral times, one with a fraction, a
+    rejected row in the last) give the text of one chunk."""
+    import scheduler.sim.output as output
+
+    table = read_jobs_csv(FIXTURE)
+    write_jobs_csv(tmp_path / "whole_jobs.csv", table)
+    monkeypatch.setattr(output, "ROWS_PER_WRITE", 2)
+    write_jobs_csv(tmp_path / "chunked_jobs.csv", table)
+    assert text_of(tmp_path / "chunked_jobs.csv") == text_of(tmp_path / "whole_jobs.csv") == text_of(FIXTURE)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
 from collections import Counter
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Callable
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.compose import warm_up
@@ -18,7 +20,8 @@ from scheduler.errors import UsageError
 from scheduler.metrics import METRICS
 from scheduler.outputs import check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
-from scheduler.sim.engine import SimulationOptions
+from scheduler.decision import Outcome
+from scheduler.sim.engine import SimulationOptions, SimulationResult
 from scheduler.sim.simulate import simulate
 from scheduler.values import DEFAULT_TAU
 from scheduler.workloads import load_workload
@@ -129,14 +132,28 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
     show = not args.no_progress and sys.stderr.isatty()
     with progress_bar(len(workload), label) if show else nullcontext() as bar:
         options = SimulationOptions(acknowledge_dynamic_jobs=args.acknowledge_dynamic_jobs)
-        result, core = simulate(workload, config, nb_machines, options, progress=bar.update if bar else None)
-    outcome = core.outcome()
+        result, outcome = simulate_outcome(workload, config, nb_machines, options, bar.update if bar else None)
     summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started,
                           variant=label)
     written = write_results(prefix, result, summary, outcome) if prefix else []
     if args.save_model:
         outcome.model.save(args.save_model)
     return summary, written
+
+
+def simulate_outcome(workload: Workload, config: SchedulerConfig, nb_machines: int, options: SimulationOptions,
+                     progress: Callable[[int], None] | None) -> tuple[SimulationResult, Outcome]:
+    """:func:`simulate`, then the decision core's outcome; the core itself is dropped at once.
+
+    The core holds every job it was told of, in cycles (its parts call back into it) that the paused collector
+    (:func:`cyclic_gc_paused`) would keep until the command ends: collected here, their memory serves the
+    metrics and the output files instead of adding to the run's peak.
+    """
+    result, core = simulate(workload, config, nb_machines, options, progress=progress)
+    outcome = core.outcome()
+    del core
+    gc.collect()
+    return result, outcome
 
 
 def progress_bar(total: int, label: str | None):

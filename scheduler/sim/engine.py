@@ -31,21 +31,19 @@ This module is the driver (SimGrid's main loop, the exchanges with the decision 
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from itertools import starmap
-from operator import attrgetter
 from typing import Callable, Sequence
 
-from scheduler.core.events import REJECTED, SUCCESS, Decision, Event, SimulationEnds
+from scheduler.core.events import Decision, Event, SimulationEnds
 from scheduler.core.job import Job
-from scheduler.core.machines import full_mask, to_interval_string
+from scheduler.core.machines import full_mask
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
 from scheduler.sim.actors import BatsimActors
 from scheduler.sim.exchange import Exchange
-from scheduler.sim.output import JOBS_COLUMNS
+from scheduler.sim.jobs_table import jobs_columns
 from scheduler.sim.records import (
     LAST_MESSAGES,
     RUNNING,
@@ -60,15 +58,9 @@ from scheduler.sim.records import (
     stamp,
 )
 from scheduler.sim.simgrid import MESSAGE_TIME, Timeline
-from scheduler.values import is_missing
 from scheduler.workloads.model import Workload
 
 __all__ = ["BatsimEngine", "DecideFunction", "SimulationOptions", "SimulationResult", "TimedReply"]
-
-#: What :meth:`BatsimEngine._jobs_columns` reads of each job record, and of each job.
-_SIM_FIELDS = attrgetter("job", "state", "start", "finish", "mask", "metadata")
-_JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
-
 
 class BatsimEngine(BatsimActors):
     """Drives a decision process through a whole workload.
@@ -108,11 +100,7 @@ class BatsimEngine(BatsimActors):
         subtimes = list(map(float, workload.column("subtime")))
         profiles = list(map(str, workload.column("profile")))
         runtimes = list(map(float, workload.column("runtime")))
-        fields: list[dict] = [{} for _ in ids]
-        for name in workload.extra_columns:
-            for job_fields, value in zip(fields, workload.column(name)):
-                if not is_missing(value):
-                    job_fields[name] = value
+        fields = workload.job_fields()
         jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
                                 profiles, runtimes, fields))
         sims = list(map(SimJob, jobs, runtimes))
@@ -351,38 +339,8 @@ class BatsimEngine(BatsimActors):
     # --- output --------------------------------------------------------------------
 
     def _jobs_columns(self) -> dict[str, list]:
-        """One row per job, in the order Batsim writes them; rejected jobs have no times (NaN)."""
-        sims = self.rows
-        if not sims:
-            return {name: [] for name in JOBS_COLUMNS}
-        jobs, states, start, ends, masks, metadata = map(list, zip(*map(_SIM_FIELDS, sims)))  # start NaN if never
-        ids, submission, res, walltimes, profiles = map(list, zip(*map(_JOB_FIELDS, jobs)))
-        ran = [state != REJECTED for state in states]
-        # Batsim records a null runtime as 1e-5
-        runtime = [max(end - begin, 1e-5) if r else math.nan for begin, end, r in zip(start, ends, ran)]
-        finish = [s + r for s, r in zip(start, runtime)]
-        turnaround = [f - s for f, s in zip(finish, submission)]
-        intervals = {mask: to_interval_string(mask) for mask in set(masks)}  # allocations repeat: each written once
-        names = [job_id.partition("!") for job_id in ids]  # (workload, "!", id)
-        return {
-            "job_id": [name[2] for name in names],
-            "workload_name": [name[0] for name in names],
-            "profile": profiles,
-            "submission_time": submission,
-            "requested_number_of_resources": res,
-            "requested_time": walltimes,
-            "success": [int(state == SUCCESS) for state in states],
-            "final_state": states,
-            "starting_time": start,
-            "execution_time": runtime,
-            "finish_time": finish,
-            "waiting_time": [s - t for s, t in zip(start, submission)],
-            "turnaround_time": turnaround,
-            "stretch": [t / r for t, r in zip(turnaround, runtime)],
-            "allocated_resources": [intervals[mask] if r else "" for mask, r in zip(masks, ran)],
-            "consumed_energy": [-1.0] * len(sims),
-            "metadata": metadata,
-        }
+        """One row per job, in the order Batsim writes them (:func:`~scheduler.sim.jobs_table.jobs_columns`)."""
+        return jobs_columns(self.rows)
 
 
 def _first_duplicate(values: list) -> object:

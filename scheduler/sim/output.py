@@ -29,7 +29,7 @@ from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
-from scheduler.outputs import write_text
+from scheduler.outputs import atomic_open, write_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,42 +69,65 @@ def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
     Accepts what :func:`read_jobs_csv` or a plain ``pandas.read_csv`` returns, and the engine's table:
     ``job_id`` may carry its ``workload!`` prefix (it is dropped), ``allocated_resources`` may be a
     string, a ``ProcSet`` or an iterable of machine ids, missing ``metadata`` is written as ``""``.
-    A path ending in ``.gz`` is gzip-compressed.
+    A path ending in ``.gz`` is gzip-compressed. The rows are formatted and written
+    :data:`ROWS_PER_WRITE` at a time, so that the text of the whole table is never held at once.
     """
     missing = [c for c in JOBS_COLUMNS if c not in jobs]
     if missing:
         raise ValueError(f"cannot write {path}: the jobs table lacks column(s) {', '.join(missing)}")
-    states = text_values(jobs["final_state"])
-    rejected = [state == REJECTED for state in states] if REJECTED in states else None
+    columns = _jobs_csv_columns(jobs)
+    with atomic_open(path, "w", newline="") as stream:
+        stream.write(",".join(JOBS_COLUMNS) + "\n")
+        for begin in range(0, len(columns["final_state"]), ROWS_PER_WRITE):
+            rows = slice(begin, begin + ROWS_PER_WRITE)
+            text = [_jobs_csv_text(name, values[rows], columns["final_state"][rows]) for name, values in columns.items()]
+            stream.write("\n".join(map(",".join, zip(*text))) + "\n")
+
+
+#: Rows formatted at a time by :func:`write_jobs_csv`.
+ROWS_PER_WRITE = 20_000
+
+
+def _jobs_csv_columns(jobs: JobsTable) -> dict[str, list | np.ndarray]:
+    """The columns of a ``_jobs.csv``, in :data:`JOBS_COLUMNS`'s order: text columns as lists of strings
+    (``job_id`` without its ``workload!`` prefix), counts as lists of ints, times as float arrays (``stretch``
+    completed as Batsim computes it)."""
     workloads = text_values(jobs["workload_name"])
     job_ids = text_values(jobs["job_id"])
     if any("!" in job_id for job_id in job_ids):
         job_ids = [j[len(w) + 1:] if j.startswith(w + "!") else j for j, w in zip(job_ids, workloads)]
-    allocations = column(jobs, "allocated_resources")
-    columns: dict[str, list[str]] = {
-        "job_id": job_ids,
-        "workload_name": workloads,
-        "profile": text_values(jobs["profile"]),
-        "final_state": states,
-        "allocated_resources": allocations if _all_text(allocations) else list(map(_interval_string, allocations)),
-        "metadata": [f'"{m}"' for m in text_values(jobs["metadata"])],
+    columns: dict[str, list | np.ndarray] = {
+        "job_id": job_ids, "workload_name": workloads, "profile": text_values(jobs["profile"]),
+        "final_state": text_values(jobs["final_state"]), "allocated_resources": column(jobs, "allocated_resources"),
+        "metadata": text_values(jobs["metadata"]),
     }
     for name in _INT_COLUMNS:
         values = column(jobs, name)
-        columns[name] = list(map(str, values if _all_int(values) else numeric_column(jobs, name, np.int64).tolist()))
+        columns[name] = values if _all_int(values) else numeric_column(jobs, name, np.int64).tolist()
     for name in _FLOAT_COLUMNS:
         values = numeric_column(jobs, name)
         if name == "stretch" and np.isnan(values).any():  # as Batsim: turnaround / execution, even if 0
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = numeric_column(jobs, "turnaround_time") / numeric_column(jobs, "execution_time")
             values = np.where(np.isnan(values), ratio, values)
-        text = _format_floats(values)
-        if name in _BLANK_IF_REJECTED and rejected is not None:
-            text = ["" if r else v for v, r in zip(text, rejected)]
-        columns[name] = text
-    lines = [",".join(JOBS_COLUMNS)]
-    lines.extend(map(",".join, zip(*(columns[c] for c in JOBS_COLUMNS))))
-    _write_text(path, "\n".join(lines) + "\n")
+        columns[name] = values
+    return {name: columns[name] for name in JOBS_COLUMNS}
+
+
+def _jobs_csv_text(name: str, values: list | np.ndarray, states: list[str]) -> list[str]:
+    """The text of some rows of one ``_jobs.csv`` column (``states``: their final states)."""
+    if name == "metadata":
+        return [f'"{m}"' for m in values]
+    if name == "allocated_resources":
+        return values if _all_text(values) else list(map(_interval_string, values))
+    if name in _INT_COLUMNS:
+        return list(map(str, values))
+    if name not in _FLOAT_COLUMNS:
+        return values
+    text = _format_floats(values)
+    if name in _BLANK_IF_REJECTED and REJECTED in states:
+        text = ["" if state == REJECTED else v for v, state in zip(text, states)]
+    return text
 
 
 def read_jobs_csv(path: str | Path) -> pd.DataFrame:

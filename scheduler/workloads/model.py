@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler.errors import WorkloadError
+from scheduler.values import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,5 +83,35 @@ class Workload:
         """The extra per-job fields, in table order."""
         return [c for c in self.column_names if c not in REQUIRED_COLUMNS]
 
+    def job_fields(self) -> list[Mapping[str, Any]]:
+        """Each job's extra fields, in table order, without the missing ones (None, NaN).
+
+        When no extra column misses a value, the jobs' fields are :class:`~scheduler.core.job.JobFields` that
+        share their names (a fifth of the memory of a dict per job); otherwise each job has a dict.
+        """
+        from scheduler.core.job import JobFields
+
+        names = self.extra_columns
+        columns = [self.column(name) for name in names]
+        if not any(map(_may_miss, columns)):
+            if not names:
+                return [JobFields({}, ())] * len(self)  # read-only: one for all
+            index = {name: position for position, name in enumerate(names)}
+            return [JobFields(index, values) for values in zip(*columns)]
+        fields: list[dict[str, Any]] = [{} for _ in range(len(self))]
+        for name, values in zip(names, columns):
+            for job_fields, value in zip(fields, values):
+                if not is_missing(value):
+                    job_fields[name] = value
+        return fields
+
     def __len__(self) -> int:
         return len(self._columns["id"]) if self._columns is not None else len(self._frame)
+
+
+def _may_miss(values: list) -> bool:
+    """Whether a column may hold a missing value: anything but ints and strings, or a NaN."""
+    kinds = set(map(type, values))
+    if not kinds <= {int, str, bool, float}:
+        return True
+    return float in kinds and any(value != value for value in values)
