@@ -68,7 +68,6 @@ from scheduler.knowledge.confusion import RATES, classification_metrics, quality
 from scheduler.knowledge.features import CATEGORIES, CategoryCodes, CompletionLog, FeatureEncoder
 from scheduler.knowledge.forest import PackedForest
 from scheduler.knowledge.job_table import JobTable
-from scheduler.knowledge.quick_forest import fit_forest
 from scheduler.knowledge.learner import (
     FOREST_DEFAULTS,
     Model,
@@ -327,15 +326,9 @@ class JobClassifier(ClassifierReports):
             self._importances_current = [0.0] * len(self.feature_names)
             return
         estimator = fresh_clone(self.estimator, self.seed, len(train))
-        features = self.training_matrix(train)
-        forest = fit_forest(estimator, features, labels)  # the same trees as estimator.fit, in less time
-        if forest is not None:
-            self._model = PackedForest.from_trees(forest.trees, forest.classes.index(True))
-            importances = forest.feature_importances_
-        else:
-            estimator.fit(features, labels)
-            self._model = fitted_model(estimator, positive=True)
-            importances = getattr(estimator, "feature_importances_", None)
+        estimator.fit(self.training_matrix(train), labels)
+        self._model = fitted_model(estimator, positive=True)
+        importances = getattr(estimator, "feature_importances_", None)
         self._importances_current = ([math.nan] * len(self.feature_names) if importances is None
                                      else importances.tolist())
 

@@ -38,16 +38,11 @@ class PackedForest:
     def from_sklearn(cls, forest, positive=True) -> "PackedForest":
         """Pack a fitted ``RandomForestClassifier`` or ``ExtraTreesClassifier``; ``positive`` is the
         class whose probability :meth:`proba_one` gives."""
-        return cls.from_trees([estimator.tree_ for estimator in forest.estimators_],
-                              list(forest.classes_).index(positive))
-
-    @classmethod
-    def from_trees(cls, trees: list, column: int) -> "PackedForest":
-        """Pack fitted trees (scikit-learn's ``Tree``); ``column`` is the class of their values whose probability
-        :meth:`proba_one` gives."""
+        column = list(forest.classes_).index(positive)
         parts = {name: [] for name in cls.ARRAYS}
         offset, depth = 0, 0
-        for tree in trees:
+        for estimator in forest.estimators_:
+            tree = estimator.tree_
             n = tree.node_count
             leaf = tree.children_left < 0
             own = np.arange(n) + offset
