@@ -83,7 +83,10 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        self._receive()
+        if self._mailbox:  # (as _receive, inline: a call per message)
+            self._start_sending(*self._mailbox.popleft())
+        else:
+            self._receiving = True
 
     def _receive(self) -> None:
         if self._mailbox:
@@ -148,13 +151,13 @@ class BatsimActors:
         self._active += len(message[1])
         for sim in message[1]:
             sim.submitted = True
-            self._record(JobSubmitted(now, sim.job))
+            self._recorded.append(JobSubmitted(now, sim.job))
 
     def _on_completed(self, message: tuple) -> None:
         sim = message[1]
         self._active -= 1
         self.rows.append(sim)
-        self._record(JobCompleted(stamp(self._timeline.now), sim.job.id, sim.state))
+        self._recorded.append(JobCompleted(stamp(self._timeline.now), sim.job.id, sim.state))
 
     def _on_waited(self, message: tuple) -> None:
         self._waiters -= 1
