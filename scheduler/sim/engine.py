@@ -48,6 +48,7 @@ from scheduler.sim.exchange import Exchange
 from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.sim.records import (
     LAST_MESSAGES,
+    MSG_DECISION,
     RUNNING,
     SEND,
     Actor,
@@ -246,8 +247,14 @@ class BatsimEngine(BatsimActors):
         of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
         if process.dead:
             return
+        actor = process.actor
+        if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
+            actor.call()
+            if actor.plain and actor.pending[0][0] <= self._timeline.now:  # its first message is sent at once, and
+                self._finish_exchange(process)  # arrives alone: the rest of a plain exchange follows (_arrived_alone)
+                return
         try:
-            call = process.actor.send(None)
+            call = actor.send(None)
         except StopIteration:
             process.dead = True
             return
@@ -301,19 +308,22 @@ class BatsimEngine(BatsimActors):
     def _finish_exchange(self, process: Process) -> None:
         """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take
         it, without its rounds: nothing else can happen meanwhile. Each decision reaches the server in its
-        own step, after the actors the previous one started have begun their sleeps."""
-        exchange, timeline, to_run = process.actor, self._timeline, self._to_run
-        while not self._done and exchange.pending and not self._mailbox and self._receiving:
+        own step, after the actors the previous one started have begun their sleeps. Until READY, the decision
+        process is busy: serving a decision is applying it (the server then waits again, its mailbox empty)."""
+        exchange, timeline, to_run, pending = process.actor, self._timeline, self._to_run, process.actor.pending
+        while not self._done and pending and not self._mailbox and self._receiving:
             message = exchange.next_message()
-            self._in_flight = None
             while to_run:  # the actors the last decision started: a plain exchange's only sleep
                 started = to_run.pop(0)
                 started.sleep = timeline.sleep(started.actor.send(None)[1], started)
             # the message's own action began before these sleeps; its number, drawn after theirs here, is never
             # compared with anything (it ends in this step, alone), and theirs keep their order with every other
             timeline.lone_message_step()
-            self._serve(message)
-        if exchange.pending:
+            if message[0] is MSG_DECISION:
+                self._on_decision(message)
+            else:
+                self._serve(message)
+        if pending:
             to_run.insert(0, process)  # what is left goes through the rounds
         else:
             process.dead = True

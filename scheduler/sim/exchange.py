@@ -27,9 +27,9 @@ class Exchange:
         self.plain = False
 
     def send(self, answer: Any) -> tuple:
-        engine, timeline = self.engine, self.engine._timeline
+        timeline = self.engine._timeline
         if self.events is not None:
-            self._exchange()
+            self.call()
         if not self.pending:
             raise StopIteration
         at, message = self.pending[0]
@@ -48,7 +48,9 @@ class Exchange:
                 self.engine._register_profile(decision)
         return message
 
-    def _exchange(self) -> None:
+    def call(self) -> None:
+        """The exchange itself: the decision process is told the events and replies; its decisions and READY are
+        queued, each at its time."""
         engine = self.engine
         now = stamp(engine._timeline.now)
         events, self.events = self.events, None
