@@ -38,7 +38,7 @@ from itertools import starmap
 from operator import attrgetter
 from typing import Callable, Sequence
 
-from scheduler.core.events import REJECTED, SUCCESS, Decision, Event, SimulationEnds
+from scheduler.core.events import REJECTED, SUCCESS, Decision, Event, Execute, SimulationEnds
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.cyclic_gc import cyclic_gc_paused
@@ -320,7 +320,10 @@ class BatsimEngine(BatsimActors):
             # compared with anything (it ends in this step, alone), and theirs keep their order with every other
             timeline.lone_message_step()
             if message[0] is MSG_DECISION:
-                self._on_decision(message)
+                if message[1].__class__ is Execute:
+                    self._run_job(message[1])
+                else:
+                    self._on_decision(message)
             else:
                 self._serve(message)
         if pending:

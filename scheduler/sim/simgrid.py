@@ -205,15 +205,11 @@ class Timeline:
 
     def _replay(self, sleep: Sleep) -> float:
         """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
-        remaining, mark = sleep.remaining, sleep.mark
-        runs = self._runs
-        later = runs[mark] - sleep.offset  # the message steps of its mark's run after it began
-        if later and remaining <= _ABSORBED:
-            remaining = after_messages(remaining, later)
-        mark += 1
-        if mark == len(runs):
-            return remaining
-        return _replay_entries(remaining, self._steps[mark:], runs[mark:])
+        mark = sleep.mark
+        steps, runs = self._steps[mark:], self._runs[mark:]
+        steps[0] = 0.0  # it began after its mark's step ...
+        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
+        return _replay_entries(sleep.remaining, steps, runs)
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
