@@ -87,7 +87,7 @@ class Timeline:
         # the log, one entry per step other than a message's (a jump, or a message step cut short by a sleep's
         # end): the step's duration, then the number of message steps that followed it; the first entry's is 0
         self._steps = array("d", [0.0])
-        self._runs = array("q", [0])
+        self._runs = array("d", [0.0])  # (counts as doubles: a replay multiplies them by doubles)
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
         self.followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current (one list, kept)
 
@@ -251,5 +251,5 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
             if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
                 remaining = after
             else:
-                remaining = after_messages(remaining, count)
+                remaining = after_messages(remaining, int(count))
     return remaining
