@@ -38,7 +38,16 @@ from itertools import starmap
 from operator import attrgetter
 from typing import Callable, Sequence
 
-from scheduler.core.events import REJECTED, SUCCESS, Decision, Event, Execute, SimulationEnds
+from scheduler.core.events import (
+    REJECTED,
+    SUCCESS,
+    Decision,
+    Event,
+    Execute,
+    RegisterJob,
+    RegisterProfile,
+    SimulationEnds,
+)
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask, to_interval_string
 from scheduler.cyclic_gc import cyclic_gc_paused
@@ -49,6 +58,7 @@ from scheduler.sim.output import JOBS_COLUMNS
 from scheduler.sim.records import (
     LAST_MESSAGES,
     MSG_DECISION,
+    MSG_READY,
     RUNNING,
     SEND,
     Actor,
@@ -69,6 +79,8 @@ __all__ = ["BatsimEngine", "DecideFunction", "SimulationOptions", "SimulationRes
 #: What :meth:`BatsimEngine._jobs_columns` reads of each job record, and of each job.
 _SIM_FIELDS = attrgetter("job", "state", "start", "finish", "mask", "metadata")
 _JOB_FIELDS = attrgetter("id", "subtime", "res", "walltime", "profile")
+#: The request-reply actor's last message of an exchange.
+_READY = (MSG_READY,)
 
 
 class BatsimEngine(BatsimActors):
@@ -249,7 +261,10 @@ class BatsimEngine(BatsimActors):
             return
         actor = process.actor
         if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
-            actor.call()
+            decisions = actor.call(queue=False)
+            if decisions is not None:
+                self._send_at_once(process, decisions)
+                return
             if actor.plain and actor.pending[0][0] <= self._timeline.now:  # its first message is sent at once, and
                 self._finish_exchange(process)  # arrives alone: the rest of a plain exchange follows (_arrived_alone)
                 return
@@ -305,6 +320,37 @@ class BatsimEngine(BatsimActors):
             self._to_run.append(sender)
             self._serve(message)
 
+    def _send_at_once(self, process: Process, decisions: Sequence[Decision]) -> None:
+        """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
+        time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
+        exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
+        timeline, to_run = self._timeline, self._to_run
+        for decision in decisions:
+            kind = decision.__class__
+            if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
+                self._register(decision.job)
+            elif kind is RegisterProfile:
+                self._register_profile(decision)
+            if to_run:
+                self._begin_sleeps()
+            timeline.lone_message_step()
+            if kind is Execute:
+                self._run_job(decision)
+            else:
+                self._on_decision((MSG_DECISION, decision))
+        if to_run:
+            self._begin_sleeps()
+        timeline.lone_message_step()
+        self._serve(_READY)
+        process.dead = True
+
+    def _begin_sleeps(self) -> None:
+        """The actors the last decision of a plain exchange started begin their sleeps (the only call they make)."""
+        timeline, to_run = self._timeline, self._to_run
+        while to_run:
+            started = to_run.pop(0)
+            started.sleep = timeline.sleep(started.actor.send(None)[1], started)
+
     def _finish_exchange(self, process: Process) -> None:
         """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take
         it, without its rounds: nothing else can happen meanwhile. Each decision reaches the server in its
@@ -313,9 +359,8 @@ class BatsimEngine(BatsimActors):
         exchange, timeline, to_run, pending = process.actor, self._timeline, self._to_run, process.actor.pending
         while not self._done and pending and not self._mailbox and self._receiving:
             message = exchange.next_message()
-            while to_run:  # the actors the last decision started: a plain exchange's only sleep
-                started = to_run.pop(0)
-                started.sleep = timeline.sleep(started.actor.send(None)[1], started)
+            if to_run:
+                self._begin_sleeps()
             # the message's own action began before these sleeps; its number, drawn after theirs here, is never
             # compared with anything (it ends in this step, alone), and theirs keep their order with every other
             timeline.lone_message_step()
