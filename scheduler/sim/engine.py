@@ -154,13 +154,13 @@ class BatsimEngine(BatsimActors):
         self._waiters = self._killers = 0
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
-        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike
+        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike; the table too
             self._spawn(self._submitter())
             self._start_server()
             self._maestro()
-        unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
-        result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
-                                  unfinished, self._deciding, self.options.flags())
+            unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
+            result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
+                                      unfinished, self._deciding, self.options.flags())
         self._release()
         return result
 
