@@ -88,7 +88,8 @@ class BatsimEngine(BatsimActors):
 
     With :attr:`shortcuts` (the default), what can only happen one way is done without SimGrid's round
     bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
-    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_finish_exchange`);
+    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_send_at_once` from its
+    reply, :meth:`_finish_exchange` from its queue; a job's executor begins its sleep at once, :meth:`_run_job`);
     a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
     reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
     """
