@@ -43,6 +43,7 @@ from scheduler.sim.records import (
     SEND,
     SLEEP,
     Actor,
+    Process,
     SimJob,
     run_duration,
     stamp,
@@ -83,7 +84,10 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        self._receive()
+        if self._mailbox:  # (as _receive, inline: a call per message)
+            self._start_sending(*self._mailbox.popleft())
+        else:
+            self._receiving = True
 
     def _receive(self) -> None:
         if self._mailbox:
@@ -121,6 +125,11 @@ class BatsimActors:
         self._end(sim, state)
         yield (SEND, (MSG_COMPLETED, sim))
 
+    def _job_ends(self, sim: SimJob, state: str) -> Actor:
+        """A job's executor whose sleep is over (:meth:`_run_job`): the job ends, and its executor reports it."""
+        self._end(sim, state)
+        yield (SEND, (MSG_COMPLETED, sim))
+
     def _waiter(self, at: float) -> Actor:
         timeline = self._timeline
         if timeline.now < at:
@@ -148,13 +157,13 @@ class BatsimActors:
         self._active += len(message[1])
         for sim in message[1]:
             sim.submitted = True
-            self._record(JobSubmitted(now, sim.job))
+            self._recorded.append(JobSubmitted(now, sim.job))
 
     def _on_completed(self, message: tuple) -> None:
         sim = message[1]
         self._active -= 1
         self.rows.append(sim)
-        self._record(JobCompleted(stamp(self._timeline.now), sim.job.id, sim.state))
+        self._recorded.append(JobCompleted(stamp(self._timeline.now), sim.job.id, sim.state))
 
     def _on_waited(self, message: tuple) -> None:
         self._waiters -= 1
@@ -237,6 +246,20 @@ class BatsimActors:
             raise SimulationError(f"{what}: unknown job {job_id!r}") from None
 
     def _execute(self, decision: Execute) -> None:
+        sim = self._start_job(decision)
+        sim.executor = self._spawn(self._executor(sim))
+
+    def _run_job(self, decision: Execute) -> None:
+        """EXECUTE_JOB in a plain exchange (:meth:`~scheduler.sim.engine.BatsimEngine._finish_exchange`): the job
+        starts, and its executor begins its sleep at once, as it would first thing in the next round: nothing else
+        runs or draws an action's number in between."""
+        sim = self._start_job(decision)
+        duration, state = run_duration(sim)  # (longer than 1e-6 s: the exchange is plain)
+        executor = sim.executor = Process(self._job_ends(sim, state))
+        executor.sleep = self._timeline.sleep(duration, executor)
+
+    def _start_job(self, decision: Execute) -> SimJob:
+        """EXECUTE_JOB checked and applied: the job runs on its machines from now."""
         sim = self.jobs.get(decision.job_id) or self._known(decision.job_id, "EXECUTE_JOB")
         job = sim.job
         if sim.state:
@@ -254,7 +277,7 @@ class BatsimActors:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: machines of '{decision.alloc}' are busy")
         self.free &= ~mask
         sim.mask, sim.start, sim.state = mask, stamp(self._timeline.now), RUNNING
-        sim.executor = self._spawn(self._executor(sim))
+        return sim
 
     def _plain(self, decision: Decision) -> bool:
         """Whether ``decision`` only starts a sleep longer than 1e-6 s, or nothing (see :class:`Exchange`)."""

@@ -36,7 +36,14 @@ from collections import deque
 from itertools import starmap
 from typing import Callable, Sequence
 
-from scheduler.core.events import Decision, Event, SimulationEnds
+from scheduler.core.events import (
+    Decision,
+    Event,
+    Execute,
+    RegisterJob,
+    RegisterProfile,
+    SimulationEnds,
+)
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask
 from scheduler.cyclic_gc import cyclic_gc_paused
@@ -46,6 +53,8 @@ from scheduler.sim.exchange import Exchange
 from scheduler.sim.jobs_table import jobs_columns
 from scheduler.sim.records import (
     LAST_MESSAGES,
+    MSG_DECISION,
+    MSG_READY,
     RUNNING,
     SEND,
     Actor,
@@ -62,12 +71,17 @@ from scheduler.workloads.model import Workload
 
 __all__ = ["BatsimEngine", "DecideFunction", "SimulationOptions", "SimulationResult", "TimedReply"]
 
+#: The request-reply actor's last message of an exchange.
+_READY = (MSG_READY,)
+
+
 class BatsimEngine(BatsimActors):
     """Drives a decision process through a whole workload.
 
     With :attr:`shortcuts` (the default), what can only happen one way is done without SimGrid's round
     bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
-    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_finish_exchange`);
+    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_send_at_once` from its
+    reply, :meth:`_finish_exchange` from its queue; a job's executor begins its sleep at once, :meth:`_run_job`);
     a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
     reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
     """
@@ -129,13 +143,13 @@ class BatsimEngine(BatsimActors):
         self._waiters = self._killers = 0
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
-        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike
+        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike; the table too
             self._spawn(self._submitter())
             self._start_server()
             self._maestro()
-        unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
-        result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
-                                  unfinished, self._deciding, self.options.flags())
+            unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
+            result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
+                                      unfinished, self._deciding, self.options.flags())
         self._release()
         return result
 
@@ -234,8 +248,17 @@ class BatsimEngine(BatsimActors):
         of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
         if process.dead:
             return
+        actor = process.actor
+        if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
+            decisions = actor.call(queue=False)
+            if decisions is not None:
+                self._send_at_once(process, decisions)
+                return
+            if actor.plain and actor.pending[0][0] <= self._timeline.now:  # its first message is sent at once, and
+                self._finish_exchange(process)  # arrives alone: the rest of a plain exchange follows (_arrived_alone)
+                return
         try:
-            call = process.actor.send(None)
+            call = actor.send(None)
         except StopIteration:
             process.dead = True
             return
@@ -286,22 +309,58 @@ class BatsimEngine(BatsimActors):
             self._to_run.append(sender)
             self._serve(message)
 
+    def _send_at_once(self, process: Process, decisions: Sequence[Decision]) -> None:
+        """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
+        time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
+        exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
+        timeline, to_run = self._timeline, self._to_run
+        for decision in decisions:
+            kind = decision.__class__
+            if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
+                self._register(decision.job)
+            elif kind is RegisterProfile:
+                self._register_profile(decision)
+            if to_run:
+                self._begin_sleeps()
+            timeline.lone_message_step()
+            if kind is Execute:
+                self._run_job(decision)
+            else:
+                self._on_decision((MSG_DECISION, decision))
+        if to_run:
+            self._begin_sleeps()
+        timeline.lone_message_step()
+        self._serve(_READY)
+        process.dead = True
+
+    def _begin_sleeps(self) -> None:
+        """The actors the last decision of a plain exchange started begin their sleeps (the only call they make)."""
+        timeline, to_run = self._timeline, self._to_run
+        while to_run:
+            started = to_run.pop(0)
+            started.sleep = timeline.sleep(started.actor.send(None)[1], started)
+
     def _finish_exchange(self, process: Process) -> None:
         """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take
         it, without its rounds: nothing else can happen meanwhile. Each decision reaches the server in its
-        own step, after the actors the previous one started have begun their sleeps."""
-        exchange, timeline, to_run = process.actor, self._timeline, self._to_run
-        while not self._done and exchange.pending and not self._mailbox and self._receiving:
+        own step, after the actors the previous one started have begun their sleeps. Until READY, the decision
+        process is busy: serving a decision is applying it (the server then waits again, its mailbox empty)."""
+        exchange, timeline, to_run, pending = process.actor, self._timeline, self._to_run, process.actor.pending
+        while not self._done and pending and not self._mailbox and self._receiving:
             message = exchange.next_message()
-            self._in_flight = None
-            while to_run:  # the actors the last decision started: a plain exchange's only sleep
-                started = to_run.pop(0)
-                started.sleep = timeline.sleep(started.actor.send(None)[1], started)
+            if to_run:
+                self._begin_sleeps()
             # the message's own action began before these sleeps; its number, drawn after theirs here, is never
             # compared with anything (it ends in this step, alone), and theirs keep their order with every other
             timeline.lone_message_step()
-            self._serve(message)
-        if exchange.pending:
+            if message[0] is MSG_DECISION:
+                if message[1].__class__ is Execute:
+                    self._run_job(message[1])
+                else:
+                    self._on_decision(message)
+            else:
+                self._serve(message)
+        if pending:
             to_run.insert(0, process)  # what is left goes through the rounds
         else:
             process.dead = True

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-from scheduler.core.events import Event, RegisterJob, RegisterProfile
+from scheduler.core.events import Decision, Event, RegisterJob, RegisterProfile
 from scheduler.sim.records import MSG_DECISION, MSG_READY, SEND, SLEEP, TimedReply, stamp
 
 if TYPE_CHECKING:
@@ -27,9 +27,9 @@ class Exchange:
         self.plain = False
 
     def send(self, answer: Any) -> tuple:
-        engine, timeline = self.engine, self.engine._timeline
+        timeline = self.engine._timeline
         if self.events is not None:
-            self._exchange()
+            self.call()
         if not self.pending:
             raise StopIteration
         at, message = self.pending[0]
@@ -48,14 +48,21 @@ class Exchange:
                 self.engine._register_profile(decision)
         return message
 
-    def _exchange(self) -> None:
+    def call(self, queue: bool = True) -> Sequence[Decision] | None:
+        """The exchange itself: the decision process is told the events and replies; its decisions and READY are
+        queued, each at its time. Without ``queue``, a plain reply whose decisions all apply at once, at a time the
+        clock has reached, is returned instead, for the caller to send (``BatsimEngine._send_at_once``)."""
         engine = self.engine
-        now = stamp(engine._timeline.now)
+        clock = engine._timeline.now
+        now = stamp(clock)
         events, self.events = self.events, None
         reply = engine._call_decide(now, events)
         if engine._end_sent:
             self.pending.append((now, (MSG_READY,)))
-            return
+            return None
+        if not queue and now <= clock and not isinstance(reply, TimedReply) and all(map(engine._plain, reply)):
+            self.plain = True
+            return reply
         if isinstance(reply, TimedReply):
             timed, ready_at = reply.decisions, reply.now
         else:
@@ -67,3 +74,4 @@ class Exchange:
             plain = plain and at <= now and engine._plain(decision)
         pending.append((ready_at, (MSG_READY,)))
         self.plain = plain
+        return None

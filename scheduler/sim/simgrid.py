@@ -35,8 +35,8 @@ _ABSORBED = 16384.0
 
 
 class Sleep:
-    """A sleeping action: ``remaining`` seconds as of log entry ``mark`` (or now, once followed). A sleep that
-    began inside the run of message steps logged at ``mark`` did not live through the first ``offset`` of them."""
+    """A sleeping action: ``remaining`` seconds as of log entry ``mark`` (or now, once followed). It began after
+    that entry's step and the first ``offset`` message steps of its run."""
 
     __slots__ = ("seq", "remaining", "mark", "offset", "end", "owner", "cancelled", "followed")
 
@@ -84,8 +84,10 @@ class Timeline:
         self.shortcuts = shortcuts  # whether a sleep that ends alone is jumped to without following it first
         self.now = 0.0
         self._seq = 0
-        self._log = array("d")  # a positive entry: a step's duration; -k: k message steps
-        self._open_run = False  # whether the log's last entry is a run that the next message step extends
+        # the log, one entry per step other than a message's (a jump, or a message step cut short by a sleep's
+        # end): the step's duration, then the number of message steps that followed it; the first entry's is 0
+        self._steps = array("d", [0.0])
+        self._runs = array("d", [0.0])  # (counts as doubles: a replay multiplies them by doubles)
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
         self.followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current (one list, kept)
 
@@ -94,14 +96,11 @@ class Timeline:
         return self._seq
 
     def sleep(self, duration: float, owner: Any) -> Sleep:
-        """A sleep of ``duration`` seconds starting now. Inside a run of message steps it starts at the run's
-        entry, past the steps logged so far: the run stays open (one log entry per run, not per message)."""
+        """A sleep of ``duration`` seconds starting now: at the log's last entry, past the message steps logged
+        so far in its run."""
         self._seq += 1
-        log = self._log
-        if self._open_run:
-            sleep = Sleep(self._seq, duration, len(log) - 1, int(-log[-1]), self.now + duration, owner)
-        else:
-            sleep = Sleep(self._seq, duration, len(log), 0, self.now + duration, owner)
+        runs = self._runs
+        sleep = Sleep(self._seq, duration, len(runs) - 1, runs[-1], self.now + duration, owner)
         followed = self.followed
         if duration < _NEAR or (followed and sleep.end <= min(s.end for s in followed) + _NEAR):
             sleep.followed = True
@@ -118,41 +117,40 @@ class Timeline:
     @property
     def idle(self) -> bool:
         """No sleep left."""
-        self._drop_cancelled()
-        return not self._waiting and not self.followed
+        waiting = self._waiting
+        while waiting and waiting[0][2].cancelled:
+            heapq.heappop(waiting)
+        return not waiting and not self.followed
 
     def message_step(self, limit: float = MESSAGE_TIME) -> tuple[float, list[Sleep]]:
         """A step of a message in flight that needs ``limit`` more seconds: its duration (shorter when a
         sleep ends first) and the sleeps that ended."""
         followed = self.followed
         if not followed and limit == MESSAGE_TIME:  # the common case: nothing else ends in it
-            self._log_message_step()
+            self._runs[-1] += 1
             self.now += MESSAGE_TIME
             return MESSAGE_TIME, []
         delta = limit
         if followed:
             delta = min(delta, min(s.remaining for s in followed))
         if delta == MESSAGE_TIME:
-            self._log_message_step()
+            self._runs[-1] += 1
         else:
-            self._log.append(delta)
-            self._open_run = False
+            self._log_step(delta)
         self.now += delta
         return delta, self._update_followed(delta)
 
     def lone_message_step(self) -> None:
         """A message's action begins and takes its step, with no sleep about to end (none followed): nothing else
-        ends in it. As :meth:`next_seq` then :meth:`message_step`, in one call."""
+        ends in it. As :meth:`next_seq` then :meth:`message_step`, in one call (the hottest of the engine's)."""
         self._seq += 1
-        self.message_step()
+        self._runs[-1] += 1
+        self.now += MESSAGE_TIME
 
-    def _log_message_step(self) -> None:
-        """Log one message step: a run of them is one log entry, minus their count."""
-        if self._open_run:
-            self._log[-1] -= 1.0
-        else:
-            self._log.append(-1.0)
-            self._open_run = True
+    def _log_step(self, delta: float) -> None:
+        """Log a step other than a message's: a new entry, no message step after it yet."""
+        self._steps.append(delta)
+        self._runs.append(0)
 
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
@@ -162,16 +160,14 @@ class Timeline:
             if not waiting or waiting[0][0] > first.end + _NEAR:  # the common case: it ends alone
                 delta = self._replay(first)
                 first.remaining = 0.0  # (its remainder less itself)
-                self._log.append(delta)
-                self._open_run = False
+                self._log_step(delta)
                 self.now += delta
                 return [first]
             heapq.heappush(waiting, (first.end, first.seq, first))  # others may end with it: follow them all
         self._follow_next()
         followed = self.followed
         delta = min(s.remaining for s in followed)
-        self._log.append(delta)
-        self._open_run = False
+        self._log_step(delta)
         self.now += delta
         return self._update_followed(delta)
 
@@ -209,14 +205,11 @@ class Timeline:
 
     def _replay(self, sleep: Sleep) -> float:
         """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
-        remaining, mark = sleep.remaining, sleep.mark
-        log = self._log
-        if sleep.offset:  # it began inside the run at its mark: only that run's later message steps count
-            later = log[mark] + sleep.offset  # -count
-            mark += 1
-            if later and remaining <= _ABSORBED:
-                remaining = after_messages(remaining, int(-later))
-        return _replay_entries(remaining, log[mark:])
+        mark = sleep.mark
+        steps, runs = self._steps[mark:], self._runs[mark:]
+        steps[0] = 0.0  # it began after its mark's step ...
+        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
+        return _replay_entries(sleep.remaining, steps, runs)
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
@@ -228,24 +221,35 @@ def _seq_of(sleep: Sleep) -> int:
     return sleep.seq
 
 
-def _replay_entries(remaining: float, entries: array) -> float:
-    """``remaining`` after the logged steps ``entries``, one by one, as SimGrid computes it: a step's duration
-    subtracted (zero below :data:`PRECISION`), a run of message steps in bulk within a binade."""
+def _binade(exponent: int) -> tuple[float, float, float]:
+    """The binade ``[low, high)`` of the doubles whose ``math.frexp`` exponent is ``exponent``, and what one message
+    step takes from a remainder inside it (above its lowest double): the remainder less one of its units in the last
+    place, to the nearest."""
+    low = math.ldexp(0.5, exponent)
+    middle = 1.5 * low
+    return low, 2 * low, middle - (middle - MESSAGE_TIME)
+
+
+#: :func:`_binade` of every exponent a remainder between :data:`PRECISION` and :data:`_ABSORBED` can have (from -29,
+#: indexed from -30 on).
+_BINADES = [_binade(exponent) for exponent in range(-30, 16)]
+
+
+def _replay_entries(remaining: float, steps: array, runs: array) -> float:
+    """``remaining`` after the logged entries ``steps`` and ``runs`` (a step, then a run of message steps), one by
+    one, as SimGrid computes it: a step's duration subtracted (zero below :data:`PRECISION`), a run of message steps
+    in bulk within a binade."""
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
-    for entry in entries:
-        if entry > 0:
-            remaining -= entry
-            if remaining < PRECISION:
-                remaining = 0.0
-        elif remaining <= _ABSORBED:
+    for step, count in zip(steps, runs):
+        remaining -= step
+        if remaining < PRECISION:
+            remaining = 0.0
+        elif count and remaining <= _ABSORBED:
             if not low <= remaining < high:
-                low = math.ldexp(0.5, math.frexp(remaining)[1])
-                high, middle = 2 * low, 1.5 * low
-                loss = middle - (middle - MESSAGE_TIME)
-            after = remaining + entry * loss  # entry = -count
+                low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+            after = remaining - count * loss
             if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
                 remaining = after
             else:
-                remaining = after_messages(remaining, int(-entry))
+                remaining = after_messages(remaining, int(count))
     return remaining
-
