@@ -38,12 +38,14 @@ KILL_ON = ("deadline", "demand", "blocking", "patient")
 RUNNING_SIBLINGS = ("ignore", "large")
 #: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
 #: classified small or before it in the policy's order.
-KILL_FOR = ("requeued", "policy", "order")
+KILL_FOR = ("requeued", "policy", "order", "known")
+#: What a kill at a trial's end must buy the first waiting job: an earlier start, or its start now.
+KILL_BUYS = ("sooner", "start", "work")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
-KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "kill_slack")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "uncertain_queue")
+KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "kill_buys", "kill_slack", "head_slack", "small_slack", "tolerated", "promote")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -354,6 +356,31 @@ class SchedulerConfig:
                     "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
                     "the policy's order, whatever its queue)",
         _choice(lambda: KILL_FOR), metavar="NAME", group="trials")
+    kill_buys: str = option(
+        "sooner", "kill_on blocking: what killing a job past its trial must buy the first waiting job: sooner (an "
+                  "earlier planned start), start (its start now, which running on would prevent) or work (an earlier "
+                  "start by more processor-seconds than the kill throws away)",
+        _choice(lambda: KILL_BUYS), metavar="NAME", group="trials")
+    uncertain_queue: str = option(
+        "between", "where uncertain jobs wait: between (after Q_small, ahead of Q) or large (in Q, in the policy's "
+                   "order with the jobs classified large; still planned with their trial)",
+        _choice(lambda: ("between", "large")), metavar="NAME", group="trials")
+    promote: str = option(
+        "never", "which jobs waiting in Q move ahead of it, with the uncertain jobs (in the policy's order), once "
+                 "they have waited longer than their request since their submission: never, killed (the attempts "
+                 "that follow a kill by the safeguard) or all",
+        _choice(lambda: ("never", "killed", "all")), metavar="WHICH", group="trials")
+    head_slack: float = option(
+        0.0, "kill_on blocking: a job past its trial that would delay a first waiting job not classified small by at "
+             "most F x that job's request is spared", _non_negative, metavar="F", parse=number_text, group="trials")
+    tolerated: str = option(
+        "spared", "kill_on blocking with head_slack: a job past its trial in the way of the first waiting job by no "
+                  "more than the slack is spared (never killed later) or watched (planned with its request, and "
+                  "killed later for a first waiting job it delays by more than its slack)",
+        _choice(lambda: ("spared", "watched")), metavar="NAME", group="trials")
+    small_slack: float = option(
+        0.0, "kill_on blocking: a job past its trial that would delay a first waiting job classified small by at "
+             "most F x that job's request is spared", _non_negative, metavar="F", parse=number_text, group="trials")
     kill_slack: float = option(
         0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
              "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",

@@ -148,3 +148,21 @@ def test_a_look_alike_running_past_the_divider_makes_a_job_large(running_sibling
 def test_the_options_need_what_they_act_on(options, says):
     with pytest.raises(ConfigError, match=says):
         SchedulerConfig(**options)
+
+
+@pytest.mark.parametrize("head_slack, killed", [(0.0, True), (0.25, True), (0.3, False)])
+def test_a_trial_delaying_a_large_head_by_little_of_its_request_is_spared(head_slack, killed):
+    # job 2 holds a processor until 1000; large job 1 (Q, submitted at 0.5, asking 4000 s) needs both: reserved at
+    # 1000. Uncertain job 0 backfills on its trial (100 s) and at 101 would, run on to its request (2001), delay
+    # job 1 by 1001 s: killed unless that is within head_slack x job 1's request (0.25: 1000 s; 0.3: 1200 s)
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 4000, 50), (0, 1, 1000, 1000)]
+    result, messages = run(jobs, 2, "blocking", options=dict(kill_for="order", head_slack=head_slack))
+    assert bool(kills(messages)) is killed
+    assert result.loc["1", "starting_time"] == (1000 if killed else 1501)
+
+
+def test_a_small_head_gets_no_head_slack():
+    # the same, job 1 classified small: however large head_slack, job 0 is killed for it
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 4000, 50), (0, 1, 1000, 1000)]
+    _, messages = run(jobs, 2, "blocking", small={"w0!1"}, options=dict(kill_for="order", head_slack=10.0))
+    assert kills(messages) == [(101, ("w0!0",))]
