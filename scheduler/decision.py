@@ -107,8 +107,7 @@ class DecisionCore:
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
         self._free = 0  # processors no running job holds
-        self._tolerated: set[str] = set()  # overtime jobs planned with their request, still watched
-        self._promotions: list[tuple[float, str]] = []  # (when it will have waited its request, job id) for Q
+        self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -239,10 +238,7 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        rank = job_class.rank
-        if job_class is JobClass.UNCERTAIN and self.config.uncertain_queue == "large":
-            rank = JobClass.LARGE.rank
-        self._enqueue(job, rank, now)
+        self._enqueue(job, job_class.rank, now)
         return job
 
     def _sibling_ran_long(self, job: Job, now: float) -> bool:
@@ -302,14 +298,16 @@ class DecisionCore:
         return job
 
     def _enqueue(self, job: Job, rank: int, now: float) -> None:
-        """``job`` waits in queue ``rank``; in Q, until it has waited its request with ``promote`` request."""
+        """``job`` waits in queue ``rank``; in Q, until it has waited ``promote_after`` x its request, if set."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
-        if rank == JobClass.LARGE.rank and (self.config.promote == "all"
-                                            or self.config.promote == "killed" and job.id in self.origin):
-            heapq.heappush(self._promotions, (job.subtime + self.knowledge.estimate(job), job.id))
+        if rank == JobClass.LARGE.rank and self.config.promote_after:
+            heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
+                                              job.id))
 
     def _promote(self, now: float) -> bool:
-        """``promote`` request: the jobs of Q that have waited their request move ahead of it. Whether any did."""
+        """``promote_after``: the jobs of Q that have waited that many times their request since their submission
+        move ahead of it, with the uncertain jobs (the safeguard's retries keep the original's submission). Whether
+        any did."""
         promoted = False
         while self._promotions and self._promotions[0][0] <= now:
             _, job_id = heapq.heappop(self._promotions)
@@ -334,15 +332,12 @@ class DecisionCore:
             return self._retry_rank
         if self.config.kill_for == "policy":
             return JobClass.UNCERTAIN.rank
-        head_rank = self.algorithm.queue.rank(head)
-        if self.config.kill_for == "known" and head_rank == JobClass.UNCERTAIN.rank:
-            return JobClass.SMALL.rank  # an uncertain head never goes before it: its own trial is likely to fail
-        return max(head_rank, JobClass.UNCERTAIN.rank)
+        return max(self.algorithm.queue.rank(head), JobClass.UNCERTAIN.rank)
 
     def _kill_key(self, head: Job) -> float | None:
         """The estimate the first waiting job is ordered by against a job past its trial: ``kill_for`` order compares
         their requests (a watched head's estimate is bounded by its trial, not the job's); None: the queue's."""
-        return self.knowledge.estimate(head) if self.config.kill_for in ("order", "known") else None
+        return self.knowledge.estimate(head) if self.config.kill_for == "order" else None
 
     def _make_room(self, now: float, decisions: list[Decision]) -> None:
         """``kill_on`` demand or patient: kill the overtime jobs whose processors the first waiting job needs to start
@@ -358,50 +353,37 @@ class DecisionCore:
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
         """``kill_on`` blocking or patient: each job past its deadline that the first waiting job goes before
-        (``kill_for``) and would delay, planned to run on to its request, by more than the slack, is in its way:
+        (``kill_for``) and would delay, planned to run on to its request, by more than its slack, is in its way:
         blocking kills it, patient leaves it overtime (:meth:`_make_room` kills it once that job could start now).
-        The others run on, planned with their request, as EASY would have backfilled them; those in the way by
-        no more than the slack stay watched with ``tolerated`` watched. Whether the plan changed."""
-        replan, victims = False, []
+        The others run on, planned with their request, as EASY would have backfilled them. Whether one did (the
+        plan changed)."""
+        spared, victims = False, []
         queue = self.algorithm.queue
         head = queue.head(now)
         rank, key = (self._kill_rank(head), self._kill_key(head)) if head is not None else (0, None)
-        start_now = self.config.kill_buys == "start"
         for job_id in list(self.safeguard.overtime):
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
-            sooner = later = now  # the first waiting job's starts, were the job to end now or run on
-            if head is not None and queue.outranks(head, job, rank, estimate, now, key):
-                sooner, later = self.algorithm.head_starts(job_id, end, now)
-            slack = self._slack(job_id) + self._head_slack(head) if later > sooner else 0.0
-            if later > sooner and self.config.kill_buys == "work":  # the processor-seconds a kill would waste
-                slack += (now - self.starts[job_id]) * job.res / head.res
-            if (sooner <= now < later) if start_now else later > sooner + slack:
-                self._tolerated.discard(job_id)
+            if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id, head))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
-                continue
-            if later > sooner and self.config.tolerated == "watched":
-                if job_id not in self._tolerated:
-                    self._tolerated.add(job_id)
-                    self.algorithm.expect_end(job_id, end)
-                    replan = True
-                continue
-            self.safeguard.spare(job_id)
-            self._tolerated.discard(job_id)
-            self.algorithm.expect_end(job_id, end)
-            replan = True
+            else:
+                self.safeguard.spare(job_id)
+                self.algorithm.expect_end(job_id, end)
+                spared = True
         decisions.extend(self.safeguard.kill(victims))
-        return replan
+        return spared
 
-    def _head_slack(self, head: Job) -> float:
-        small = self.algorithm.queue.rank(head) == JobClass.SMALL.rank
-        return (self.config.small_slack if small else self.config.head_slack) * self.knowledge.estimate(head)
-
-    def _slack(self, job_id: str) -> float:
-        """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
-        return self.config.kill_slack * self.small[job_id]
+    def _slack(self, job_id: str, head: Job) -> float:
+        """How long a job past its trial may hold up the first waiting job, ``head``: ``kill_slack`` x its trial,
+        plus ``head_slack`` x the head's request unless the head is classified small (a delay of a fraction of what
+        a job asks adds at most about that fraction to its bounded slowdown)."""
+        slack = self.config.kill_slack * self.small[job_id]
+        if self.config.head_slack and self.algorithm.queue.rank(head) != JobClass.SMALL.rank:
+            slack += self.config.head_slack * self.knowledge.estimate(head)
+        return slack
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

@@ -52,6 +52,8 @@ EXAMPLES = {
     "kill_on": ("Blocking", "blocking", "blocking"),
     "kill_for": ("order", "order", "order"),
     "kill_slack": ("1", 1, 1.0),
+    "head_slack": ("0.2", 0.2, 0.2),
+    "promote_after": ("10", 10, 10.0),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),

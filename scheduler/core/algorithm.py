@@ -86,22 +86,13 @@ class Algorithm(ABC):
         running jobs (and any reservation), if it were submitted now."""
         return self.profile.first_fit(res, duration, now).start
 
-    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0, start_now: bool = False) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
         """Whether the running job ``job_id``, planned to end at ``end`` rather than now, would delay the earliest
-        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds
-        (``start_now``: whether its end now lets that job start now, and running on does not). False when no job
-        waits."""
-        sooner, later = self.head_starts(job_id, end, now)
-        if start_now:
-            return sooner <= now < later
-        return later > sooner + slack
-
-    def head_starts(self, job_id: str, end: float, now: float) -> tuple[float, float]:
-        """The earliest starts of the first waiting job (by its estimate, around no reservation) were the running job
-        ``job_id`` to end now, and were it to run on to ``end`` (both ``now`` when no job waits)."""
+        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds:
+        whether it holds machines that job needs. False when no job waits."""
         head = self.queue.head(now)
         if head is None:
-            return now, now
+            return False
         profile = self.profile
         holding, reservation = profile.running[job_id], profile.reservation
         planned = holding.end
@@ -113,7 +104,7 @@ class Algorithm(ABC):
             later = profile.first_fit(head.res, self.queue.estimate(head), now).start
         finally:
             holding.end, profile.reservation = planned, reservation
-        return sooner, later
+        return later > sooner + slack
 
     # --- shared by the implementations -----------------------------------------------
 

@@ -18,8 +18,6 @@ its estimate and its ``bound``.
 
 from __future__ import annotations
 
-import math
-
 from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
@@ -96,14 +94,10 @@ class ConservativeBackfilling(Algorithm):
 
     # --- what the decision core asks -------------------------------------------------
 
-    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0, start_now: bool = False) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
         """Every waiting job holds a reservation here: a running job that outlives its plan may delay any of
         them, so it always counts as in the way."""
         return True
-
-    def head_starts(self, job_id: str, end: float, now: float) -> tuple[float, float]:
-        """Any waiting job may be delayed (see :meth:`delays_head`): as if by ever."""
-        return now, math.inf
 
     def earliest_start(self, res: int, duration: float, now: float) -> float:
         """The start first fit gives a job of ``res`` machines and ``duration`` around every reservation."""
