@@ -64,11 +64,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "classification-blocking": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
-    # issue 32: blocking, but a job past its trial is spared a delay of a fifth of the request of a first waiting job
-    # not classified small; and a job that waited ten times its request in Q moves ahead of it
+    # issue 32: blocking, but a job past its trial is spared a delay of up to 0.3 x the request of a first waiting job
+    # not classified small that could not start now anyway; and a job that waited ten times its request leaves Q
     "classification-tolerant": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
-                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.2,
+                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                 "promote_after": 10.0},
 }
 
@@ -362,7 +362,8 @@ class SchedulerConfig:
         _choice(lambda: KILL_FOR), metavar="NAME", group="trials")
     head_slack: float = option(
         0.0, "kill_on blocking: a job past its trial that would delay a first waiting job not classified small by at "
-             "most F x that job's request is spared", _non_negative, metavar="F", parse=number_text, group="trials")
+             "most F x that job's request is spared, unless killing it would let that job start now",
+        _non_negative, metavar="F", parse=number_text, group="trials")
     promote_after: float = option(
         0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
              "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",

@@ -366,7 +366,7 @@ class DecisionCore:
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id, head))):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), self._head_slack(head))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -376,14 +376,17 @@ class DecisionCore:
         decisions.extend(self.safeguard.kill(victims))
         return spared
 
-    def _slack(self, job_id: str, head: Job) -> float:
-        """How long a job past its trial may hold up the first waiting job, ``head``: ``kill_slack`` x its trial,
-        plus ``head_slack`` x the head's request unless the head is classified small (a delay of a fraction of what
-        a job asks adds at most about that fraction to its bounded slowdown)."""
-        slack = self.config.kill_slack * self.small[job_id]
-        if self.config.head_slack and self.algorithm.queue.rank(head) != JobClass.SMALL.rank:
-            slack += self.config.head_slack * self.knowledge.estimate(head)
-        return slack
+    def _slack(self, job_id: str) -> float:
+        """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
+        return self.config.kill_slack * self.small[job_id]
+
+    def _head_slack(self, head: Job) -> float:
+        """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
+        let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
+        fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
+        if not self.config.head_slack or self.algorithm.queue.rank(head) == JobClass.SMALL.rank:
+            return 0.0
+        return self.config.head_slack * self.knowledge.estimate(head)
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

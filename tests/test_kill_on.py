@@ -14,6 +14,8 @@ from tests.test_safeguard import StubClassifier
 
 # probing with the planning rule of the variants: a watched job is planned to end within its trial
 PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider_estimates="all")
+# classification-tolerant's kill rule
+TOLERANT = dict(kill_for="order", head_slack=0.3, promote_after=10)
 
 
 def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, options=None, **extras):
@@ -38,16 +40,13 @@ def kills(messages):
 
 @pytest.mark.parametrize("kill_on, killed, options", [("deadline", True, {}), ("blocking", False, {}),
                                                       ("demand", False, {}), ("patient", False, {}),
-                                                      ("blocking", False, dict(kill_for="order", head_slack=0.2))])
+                                                      ("blocking", False, TOLERANT)])
 def test_a_trial_that_nobody_needs_goes_on(kill_on, killed, options):
     # uncertain job 0 (1 of 2 processors) runs 300 s, its trial 100 s; nothing waits for its processors
     jobs, messages = run([(0, 1, 1000, 300)], 2, kill_on, options=options)
     assert (jobs.loc["0", "final_state"] == "COMPLETED_KILLED") is killed
     if not killed:
         assert jobs.loc["0", "finish_time"] == 300 and kills(messages) == []
-
-
-TOLERANT = dict(kill_for="order", head_slack=0.2, promote_after=10)  # classification-tolerant's rule
 
 
 @pytest.mark.parametrize("kill_on, options", [("deadline", {}), ("blocking", {}), ("demand", {}),
@@ -137,7 +136,7 @@ def test_classification_blocking_is_bounded_with_the_blocking_rule():
 def test_classification_tolerant_is_blocking_with_a_head_slack_and_promotion():
     tolerant = SchedulerConfig.variant("classification-tolerant")
     blocking = SchedulerConfig.variant("classification-blocking")
-    assert (tolerant.head_slack, tolerant.promote_after) == (0.2, 10.0)
+    assert (tolerant.head_slack, tolerant.promote_after) == (0.3, 10.0)
     assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0} == blocking.to_dict()
 
 
@@ -195,3 +194,12 @@ def test_a_job_that_waited_its_request_several_times_over_leaves_q(promote_after
 def test_promotion_needs_a_classifier():
     with pytest.raises(ConfigError, match="promote_after.*classifier"):
         SchedulerConfig(promote_after=10)
+
+
+@pytest.mark.parametrize("head_slack", [0.0, 0.3, 10.0])
+def test_a_kill_that_lets_the_head_start_now_is_made_whatever_the_slack(head_slack):
+    # job 2 holds a processor until 90; large job 1 (Q, submitted at 0.5, asking 20000 s) needs both; uncertain job 0
+    # backfills on its trial (1 to 101). At 101 job 1 could start at once were job 0 killed: no slack holds it back
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 20000, 50), (0, 1, 200, 90)]
+    result, messages = run(jobs, 2, "blocking", options=dict(kill_for="order", head_slack=head_slack))
+    assert kills(messages) == [(101, ("w0!0",))] and result.loc["1", "starting_time"] == 101
