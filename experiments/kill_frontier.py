@@ -21,6 +21,7 @@ import argparse
 import os
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,29 +63,31 @@ RULES: dict[str, list[str]] = {
     "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
     "blocking-order-slack1": ["--variant", "classification-blocking", "--kill-slack", "1"],
     "blocking-order-p0.05": [*ORDER, "--probe-threshold", "0.05"],
-    "blocking-order-head0.05": [*ORDER, "--head-slack", "0.05"],
-    "blocking-order-head0.1": [*ORDER, "--head-slack", "0.1"],
-    "blocking-order-head0.25": [*ORDER, "--head-slack", "0.25"],
-    "blocking-order-head1": [*ORDER, "--head-slack", "1"],
-    "blocking-order-head0.1-promote1": [*ORDER, "--head-slack", "0.1", "--promote-after", "1"],
-    "blocking-order-head0.05-promote5": [*ORDER, "--head-slack", "0.05", "--promote-after", "5"],
-    "blocking-order-head0.05-promote10": [*ORDER, "--head-slack", "0.05", "--promote-after", "10"],
-    "blocking-order-head0.1-promote10": [*ORDER, "--head-slack", "0.1", "--promote-after", "10"],
-    "blocking-order-head0.15-promote10": [*ORDER, "--head-slack", "0.15", "--promote-after", "10"],
-    "tolerant": ["--variant", "classification-tolerant"],  # blocking-order, head slack 0.2, promoted after 10
+    "blocking-order-waiting0.2-promote10": [*ORDER, "--head-slack", "0.2", "--promote-after", "10"],
+    "tolerant": ["--variant", "classification-tolerant"],  # blocking-order, --head-slack 0.3 --promote-after 10
 }
-#: Rules measured on a patched core whose options were dropped since: they run at this commit (``git worktree add
-#: DIR f0348ce``, then the same ``simulate`` options there); ``run`` refuses them here, ``table`` reads their runs.
-PATCHED_AT = "f0348ce"
-PATCHED: dict[str, list[str]] = {
-    "blocking-order-uncertain-heads-spared": [*ORDER, "--kill-for", "known"],
-    "blocking-order-start-now": [*ORDER, "--kill-buys", "start"],
-    "blocking-order-uncertain-in-q": [*ORDER, "--uncertain-queue", "large"],
-    "blocking-order-uncertain-in-q-head0.25": [*ORDER, "--uncertain-queue", "large", "--head-slack", "0.25"],
-    "blocking-order-head0.25-small0.25": [*ORDER, "--head-slack", "0.25", "--small-slack", "0.25"],
-    "blocking-order-head0.1-watched": [*ORDER, "--head-slack", "0.1", "--tolerated", "watched"],
-    "blocking-order-head0.1-promote-killed": [*ORDER, "--head-slack", "0.1", "--promote", "killed"],
-    "blocking-order-head0.25-promote-killed": [*ORDER, "--head-slack", "0.25", "--promote", "killed"],
+#: Rules measured on a core whose options were dropped or changed since, by the commit they run at (``git worktree
+#: add DIR COMMIT``, then ``simulate`` with the same options there): ``run`` refuses them here, ``table`` reads their
+#: runs. At f0674ec, ``--head-slack`` also spared a job whose kill would let the waiting job start now.
+PATCHED: dict[str, tuple[str, list[str]]] = {
+    "blocking-order-head0.05": ("f0674ec", [*ORDER, "--head-slack", "0.05"]),
+    "blocking-order-head0.1": ("f0674ec", [*ORDER, "--head-slack", "0.1"]),
+    "blocking-order-head0.25": ("f0674ec", [*ORDER, "--head-slack", "0.25"]),
+    "blocking-order-head1": ("f0674ec", [*ORDER, "--head-slack", "1"]),
+    "blocking-order-head0.1-promote1": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "1"]),
+    "blocking-order-head0.05-promote5": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "5"]),
+    "blocking-order-head0.05-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "10"]),
+    "blocking-order-head0.1-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "10"]),
+    "blocking-order-head0.15-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.15", "--promote-after", "10"]),
+    "blocking-order-head0.2-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.2", "--promote-after", "10"]),
+    "blocking-order-uncertain-heads-spared": ("f0348ce", [*ORDER, "--kill-for", "known"]),
+    "blocking-order-start-now": ("f0348ce", [*ORDER, "--kill-buys", "start"]),
+    "blocking-order-uncertain-in-q": ("f0348ce", [*ORDER, "--uncertain-queue", "large"]),
+    "blocking-order-uncertain-in-q-head0.25": ("f0348ce", [*ORDER, "--uncertain-queue", "large", "--head-slack", "0.25"]),
+    "blocking-order-head0.25-small0.25": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--small-slack", "0.25"]),
+    "blocking-order-head0.1-watched": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--tolerated", "watched"]),
+    "blocking-order-head0.1-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--promote", "killed"]),
+    "blocking-order-head0.25-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--promote", "killed"]),
 }
 #: The rule of the variant we recommend, ``classification-tolerant``.
 CHOSEN = "tolerant"
@@ -107,8 +110,9 @@ def simulate(trace: str, policy: str, prefix: Path, options: list[str]) -> Path:
     return jobs
 
 
+@lru_cache(maxsize=None)
 def measures(jobs_csv: Path, nb_machines: int) -> dict[str, float]:
-    """The aggregates the criteria read, with the share of jobs killed at least once."""
+    """The aggregates the criteria read, with the share of jobs killed at least once (once per file)."""
     jobs = read_jobs_csv(jobs_csv)
     summary = summarize(jobs, nb_machines, recomputed=True)
     folded = fold_attempts(jobs)
@@ -125,8 +129,9 @@ def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
     base0, base, cc = ref["fcfs", "base"], ref[policy, "base"], ref[policy, "class-clairvoyant"]
     prefix = out / rule / f"{trace}_{policy}"
     if rule in PATCHED and not (out / rule / f"{trace}_{policy}_jobs.csv").exists():
-        sys.exit(f"{rule} was measured on a patched core: simulate it at commit {PATCHED_AT} with "
-                 f"{' '.join(PATCHED[rule])}, into {prefix}")
+        commit, flags = PATCHED[rule]
+        sys.exit(f"{rule} was measured on a core since changed: simulate it at commit {commit} with "
+                 f"{' '.join(flags)}, into {prefix}")
     run = measures(simulate(trace, policy, prefix, RULES.get(rule, [])), nb)
     reduction = 1 - run["mean_bsld"] / base0["mean_bsld"]
     cc_reduction = 1 - cc["mean_bsld"] / base0["mean_bsld"]

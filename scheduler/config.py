@@ -89,7 +89,7 @@ OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
     "experimental": ("experimental", "measured and dropped as worse; kept to reproduce the measurement "
                      "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped', and "
-                     "'Know, don't kill: classification-blocking')"),
+                     "'Know, don't kill: classification-tolerant')"),
 }
 
 
