@@ -21,6 +21,7 @@ import argparse
 import os
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", "platforms/kth_sp2.xml", 10
           "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", "platforms/hpc2n.xml", 240)}
 POLICIES = ("fcfs", "spf")
 BOUNDED = ["--variant", "classification-bounded"]
+ORDER = ["--variant", "classification-blocking"]
 #: Every rule tried, by name: its ``simulate`` options (docs/results.md lists what each means).
 RULES: dict[str, list[str]] = {
     "idempotent": ["--variant", "classification-idempotent"],
@@ -60,9 +62,35 @@ RULES: dict[str, list[str]] = {
     "blocking-order-siblings": ["--variant", "classification-blocking", "--running-siblings", "large"],
     "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
     "blocking-order-slack1": ["--variant", "classification-blocking", "--kill-slack", "1"],
+    "blocking-order-p0.05": [*ORDER, "--probe-threshold", "0.05"],
+    "blocking-order-waiting0.2-promote10": [*ORDER, "--head-slack", "0.2", "--promote-after", "10"],
+    "tolerant": ["--variant", "classification-tolerant"],  # blocking-order, --head-slack 0.3 --promote-after 10
 }
-#: The rule of the variant ``classification-blocking``.
-CHOSEN = "blocking-order"
+#: Rules measured on a core whose options were dropped or changed since, by the commit they run at (``git worktree
+#: add DIR COMMIT``, then ``simulate`` with the same options there): ``run`` refuses them here, ``table`` reads their
+#: runs. At f0674ec, ``--head-slack`` also spared a job whose kill would let the waiting job start now.
+PATCHED: dict[str, tuple[str, list[str]]] = {
+    "blocking-order-head0.05": ("f0674ec", [*ORDER, "--head-slack", "0.05"]),
+    "blocking-order-head0.1": ("f0674ec", [*ORDER, "--head-slack", "0.1"]),
+    "blocking-order-head0.25": ("f0674ec", [*ORDER, "--head-slack", "0.25"]),
+    "blocking-order-head1": ("f0674ec", [*ORDER, "--head-slack", "1"]),
+    "blocking-order-head0.1-promote1": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "1"]),
+    "blocking-order-head0.05-promote5": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "5"]),
+    "blocking-order-head0.05-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "10"]),
+    "blocking-order-head0.1-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "10"]),
+    "blocking-order-head0.15-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.15", "--promote-after", "10"]),
+    "blocking-order-head0.2-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.2", "--promote-after", "10"]),
+    "blocking-order-uncertain-heads-spared": ("f0348ce", [*ORDER, "--kill-for", "known"]),
+    "blocking-order-start-now": ("f0348ce", [*ORDER, "--kill-buys", "start"]),
+    "blocking-order-uncertain-in-q": ("f0348ce", [*ORDER, "--uncertain-queue", "large"]),
+    "blocking-order-uncertain-in-q-head0.25": ("f0348ce", [*ORDER, "--uncertain-queue", "large", "--head-slack", "0.25"]),
+    "blocking-order-head0.25-small0.25": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--small-slack", "0.25"]),
+    "blocking-order-head0.1-watched": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--tolerated", "watched"]),
+    "blocking-order-head0.1-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--promote", "killed"]),
+    "blocking-order-head0.25-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--promote", "killed"]),
+}
+#: The rule of the variant we recommend, ``classification-tolerant``.
+CHOSEN = "tolerant"
 REFERENCES = {"base": ["--variant", "base"], "class-clairvoyant": ["--variant", "class-clairvoyant"]}
 
 
@@ -82,8 +110,9 @@ def simulate(trace: str, policy: str, prefix: Path, options: list[str]) -> Path:
     return jobs
 
 
+@lru_cache(maxsize=None)
 def measures(jobs_csv: Path, nb_machines: int) -> dict[str, float]:
-    """The aggregates the criteria read, with the share of jobs killed at least once."""
+    """The aggregates the criteria read, with the share of jobs killed at least once (once per file)."""
     jobs = read_jobs_csv(jobs_csv)
     summary = summarize(jobs, nb_machines, recomputed=True)
     folded = fold_attempts(jobs)
@@ -98,7 +127,12 @@ def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
     ref = {(p, v): measures(simulate(trace, p, out / "ref" / f"{trace}_{p}_{v}", options), nb)
            for p in {"fcfs", policy} for v, options in REFERENCES.items()}
     base0, base, cc = ref["fcfs", "base"], ref[policy, "base"], ref[policy, "class-clairvoyant"]
-    run = measures(simulate(trace, policy, out / rule / f"{trace}_{policy}", RULES[rule]), nb)
+    prefix = out / rule / f"{trace}_{policy}"
+    if rule in PATCHED and not (out / rule / f"{trace}_{policy}_jobs.csv").exists():
+        commit, flags = PATCHED[rule]
+        sys.exit(f"{rule} was measured on a core since changed: simulate it at commit {commit} with "
+                 f"{' '.join(flags)}, into {prefix}")
+    run = measures(simulate(trace, policy, prefix, RULES.get(rule, [])), nb)
     reduction = 1 - run["mean_bsld"] / base0["mean_bsld"]
     cc_reduction = 1 - cc["mean_bsld"] / base0["mean_bsld"]
     row = {"rule": rule, "trace": trace, "policy": policy, "reduction": reduction, "cc_reduction": cc_reduction,
@@ -141,12 +175,13 @@ def main(argv: list[str] | None = None) -> None:
         for trace in dict.fromkeys(points["trace"]):
             slug = trace.split("-")[0].lower()
             print(kill_frontier(points[points["trace"] == trace], trace, options.output / f"kill_frontier_{slug}.png",
-                                highlight=CHOSEN, rules=list(RULES)))
+                                highlight=CHOSEN, rules=[*RULES, *PATCHED]))
         return
-    rules = list(RULES) if options.command == "table" or options.args == ["all"] else options.args
-    unknown = [rule for rule in rules if rule not in RULES]
+    known = [*RULES, *PATCHED]
+    rules = known if options.command == "table" else list(RULES) if options.args == ["all"] else options.args
+    unknown = [rule for rule in rules if rule not in known]
     if unknown:
-        sys.exit(f"unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+        sys.exit(f"unknown rule(s) {', '.join(unknown)}; known: {', '.join(known)}")
     rows = []
     for rule in rules:
         for trace in traces:

@@ -43,7 +43,7 @@ KILL_FOR = ("requeued", "policy", "order")
 RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
 PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
-KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "kill_slack")
+KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack")
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -64,6 +64,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "classification-blocking": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
+    # issue 32: blocking, but a job past its trial is spared a delay of up to 0.3 x the request of a first waiting job
+    # not classified small that could not start now anyway; and a job that waited ten times its request leaves Q
+    "classification-tolerant": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
+                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
+                                "promote_after": 10.0},
 }
 
 
@@ -76,14 +82,14 @@ OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "scheduling": ("scheduling", "the algorithm, the queue order, the runtime knowledge, starvation"),
     "classes": ("the paper's classes and safeguard", "the online classifier's small/large classes (Q_small "
                 "ahead of Q) and the kill safeguard"),
-    "trials": ("trials", "beyond the paper (classification-probing, -bounded, -blocking): uncertain jobs run "
-               "early, on a trial the safeguard bounds"),
+    "trials": ("trials", "beyond the paper (classification-probing, -bounded, -blocking, -tolerant): uncertain "
+               "jobs run early, on a trial the safeguard bounds"),
     "predictors": ("runtime predictors", "a predicted runtime, corrected when a job outlives it, instead of the "
                    "requested time"),
     "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
     "experimental": ("experimental", "measured and dropped as worse; kept to reproduce the measurement "
                      "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped', and "
-                     "'Know, don't kill: classification-blocking')"),
+                     "'Know, don't kill: classification-tolerant')"),
 }
 
 
@@ -354,6 +360,14 @@ class SchedulerConfig:
                     "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
                     "the policy's order, whatever its queue)",
         _choice(lambda: KILL_FOR), metavar="NAME", group="trials")
+    head_slack: float = option(
+        0.0, "kill_on blocking: a job past its trial that would delay a first waiting job not classified small by at "
+             "most F x that job's request is spared, unless killing it would let that job start now",
+        _non_negative, metavar="F", parse=number_text, group="trials")
+    promote_after: float = option(
+        0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
+             "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
+        _non_negative, metavar="F", parse=number_text, group="trials")
     kill_slack: float = option(
         0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
              "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
@@ -426,6 +440,9 @@ class SchedulerConfig:
         for name in KILL_OPTIONS:
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
+        if "promote_after" in changed and self.classifier == "none":
+            raise ConfigError("promote_after: it moves jobs out of Q, the queue of the jobs classified large: it needs "
+                              "a classifier")
         if "running_siblings" in changed and self.classifier == "none":
             raise ConfigError("running_siblings: it overrides the classifier's answer: it needs a classifier")
         if self.model is not None and self.classifier != "rf":

@@ -107,6 +107,7 @@ class DecisionCore:
         self.starts: dict[str, float] = {}
         self.nb_machines = 0
         self._free = 0  # processors no running job holds
+        self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -147,11 +148,11 @@ class DecisionCore:
         if self.algorithm is None or self.ended:
             return decisions
         self.alarms.passed(now)
-        replan = False
+        replan = self._promote(now) if self._promotions else False
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
             if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
-                replan = self._kill_blocking(now, decisions)
+                replan |= self._kill_blocking(now, decisions)
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
             replan |= self._replan
@@ -237,7 +238,7 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), job_class.rank, now)
+        self._enqueue(job, job_class.rank, now)
         return job
 
     def _sibling_ran_long(self, job: Job, now: float) -> bool:
@@ -293,8 +294,28 @@ class DecisionCore:
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self.algorithm.enqueue(job, self._estimate(job), self._retry_rank, now)
+        self._enqueue(job, self._retry_rank, now)
         return job
+
+    def _enqueue(self, job: Job, rank: int, now: float) -> None:
+        """``job`` waits in queue ``rank``; in Q, until it has waited ``promote_after`` x its request, if set."""
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
+        if rank == JobClass.LARGE.rank and self.config.promote_after:
+            heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
+                                              job.id))
+
+    def _promote(self, now: float) -> bool:
+        """``promote_after``: the jobs of Q that have waited that many times their request since their submission
+        move ahead of it, with the uncertain jobs (the safeguard's retries keep the original's submission). Whether
+        any did."""
+        promoted = False
+        while self._promotions and self._promotions[0][0] <= now:
+            _, job_id = heapq.heappop(self._promotions)
+            job = self.jobs[job_id]
+            if self.states[job_id] == QUEUED and self.algorithm.queue.rank(job) == JobClass.LARGE.rank:
+                self.algorithm.requeue(job, self._estimate(job), JobClass.UNCERTAIN.rank, now)
+                promoted = True
+        return promoted
 
     @property
     def _retry_rank(self) -> int:
@@ -332,9 +353,10 @@ class DecisionCore:
 
     def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
         """``kill_on`` blocking or patient: each job past its deadline that the first waiting job goes before
-        (``kill_for``) and would delay, planned to run on to its request, is in its way: blocking kills it, patient
-        leaves it overtime (:meth:`_make_room` kills it once that job could start now). The others run on, planned
-        with their request, as EASY would have backfilled them. Whether a job was spared (the plan changed)."""
+        (``kill_for``) and would delay, planned to run on to its request, by more than its slack, is in its way:
+        blocking kills it, patient leaves it overtime (:meth:`_make_room` kills it once that job could start now).
+        The others run on, planned with their request, as EASY would have backfilled them. Whether one did (the
+        plan changed)."""
         spared, victims = False, []
         queue = self.algorithm.queue
         head = queue.head(now)
@@ -344,7 +366,7 @@ class DecisionCore:
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id))):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), self._head_slack(head))):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -357,6 +379,14 @@ class DecisionCore:
     def _slack(self, job_id: str) -> float:
         """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
         return self.config.kill_slack * self.small[job_id]
+
+    def _head_slack(self, head: Job) -> float:
+        """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
+        let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
+        fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
+        if not self.config.head_slack or self.algorithm.queue.rank(head) == JobClass.SMALL.rank:
+            return 0.0
+        return self.config.head_slack * self.knowledge.estimate(head)
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

@@ -14,6 +14,8 @@ from tests.test_safeguard import StubClassifier
 
 # probing with the planning rule of the variants: a watched job is planned to end within its trial
 PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider_estimates="all")
+# classification-tolerant's kill rule
+TOLERANT = dict(kill_for="order", head_slack=0.3, promote_after=10)
 
 
 def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, options=None, **extras):
@@ -36,20 +38,22 @@ def kills(messages):
             if isinstance(decision, Kill)]
 
 
-@pytest.mark.parametrize("kill_on, killed", [("deadline", True), ("blocking", False), ("demand", False),
-                                             ("patient", False)])
-def test_a_trial_that_nobody_needs_goes_on(kill_on, killed):
+@pytest.mark.parametrize("kill_on, killed, options", [("deadline", True, {}), ("blocking", False, {}),
+                                                      ("demand", False, {}), ("patient", False, {}),
+                                                      ("blocking", False, TOLERANT)])
+def test_a_trial_that_nobody_needs_goes_on(kill_on, killed, options):
     # uncertain job 0 (1 of 2 processors) runs 300 s, its trial 100 s; nothing waits for its processors
-    jobs, messages = run([(0, 1, 1000, 300)], 2, kill_on)
+    jobs, messages = run([(0, 1, 1000, 300)], 2, kill_on, options=options)
     assert (jobs.loc["0", "final_state"] == "COMPLETED_KILLED") is killed
     if not killed:
         assert jobs.loc["0", "finish_time"] == 300 and kills(messages) == []
 
 
-@pytest.mark.parametrize("kill_on", ["deadline", "blocking", "demand"])
-def test_a_trial_that_blocks_the_reserved_job_is_killed_at_its_deadline(kill_on):
+@pytest.mark.parametrize("kill_on, options", [("deadline", {}), ("blocking", {}), ("demand", {}),
+                                              ("blocking", TOLERANT)])
+def test_a_trial_that_blocks_the_reserved_job_is_killed_at_its_deadline(kill_on, options):
     # small job 1 (both processors) holds the reservation from 100, the end of job 0's trial: job 0 is in its way
-    jobs, messages = run([(0, 1, 1000, 300), (5, 2, 50, 50)], 2, kill_on, small={"w0!1"})
+    jobs, messages = run([(0, 1, 1000, 300), (5, 2, 50, 50)], 2, kill_on, small={"w0!1"}, options=options)
     assert kills(messages) == [(100, ("w0!0",))]
     assert jobs.loc["1", "starting_time"] == 100 and jobs.loc["0#1", "starting_time"] == 150
 
@@ -86,14 +90,16 @@ def test_on_demand_the_youngest_jobs_past_their_trial_go_first_and_no_more_than_
     assert kills(messages) == [(300, ("w0!2",))]
 
 
-@pytest.mark.parametrize("kill_on", ["blocking", "demand", "patient"])
+@pytest.mark.parametrize("kill_on, options", [("blocking", {}), ("demand", {}), ("patient", {}),
+                                              ("blocking", TOLERANT)])
 @pytest.mark.parametrize("spared", [True, False])
-def test_the_kill_decision_ignores_the_jobs_own_runtime(kill_on, spared):
+def test_the_kill_decision_ignores_the_jobs_own_runtime(kill_on, options, spared):
     # no leakage: two runtimes past the trial give the same decisions up to the deadline and just after
     # (killed when small job 1 could start then with its processors; spared when large job 1 is younger)
     outcomes = []
     for runtime in (300, 900):
-        _, messages = run([(0, 1, 1000, runtime), (5, 2, 50, 50)], 2, kill_on, small=() if spared else {"w0!1"})
+        _, messages = run([(0, 1, 1000, runtime), (5, 2, 50, 50)], 2, kill_on, small=() if spared else {"w0!1"},
+                          options=options)
         outcomes.append([(now, [d for d in decisions if not isinstance(d, (RegisterJob, RegisterProfile))])
                          for now, decisions in messages if now <= 100])
     assert outcomes[0] == outcomes[1]
@@ -127,6 +133,13 @@ def test_classification_blocking_is_bounded_with_the_blocking_rule():
     assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 
 
+def test_classification_tolerant_is_blocking_with_a_head_slack_and_promotion():
+    tolerant = SchedulerConfig.variant("classification-tolerant")
+    blocking = SchedulerConfig.variant("classification-blocking")
+    assert (tolerant.head_slack, tolerant.promote_after) == (0.3, 10.0)
+    assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0} == blocking.to_dict()
+
+
 @pytest.mark.parametrize("running_siblings, job_class", [("ignore", "uncertain"), ("large", "large")])
 def test_a_look_alike_running_past_the_divider_makes_a_job_large(running_siblings, job_class):
     # job 0 (user 7) has run 150 s, past the divider (100 s), when job 1 (user 7, the same request) comes;
@@ -148,3 +161,45 @@ def test_a_look_alike_running_past_the_divider_makes_a_job_large(running_sibling
 def test_the_options_need_what_they_act_on(options, says):
     with pytest.raises(ConfigError, match=says):
         SchedulerConfig(**options)
+
+
+@pytest.mark.parametrize("head_slack, killed", [(0.0, True), (0.25, True), (0.3, False)])
+def test_a_trial_delaying_a_large_head_by_little_of_its_request_is_spared(head_slack, killed):
+    # job 2 holds a processor until 1000; large job 1 (Q, submitted at 0.5, asking 4000 s) needs both: reserved at
+    # 1000. Uncertain job 0 backfills on its trial (100 s) and at 101 would, run on to its request (2001), delay
+    # job 1 by 1001 s: killed unless that is within head_slack x job 1's request (0.25: 1000 s; 0.3: 1200 s)
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 4000, 50), (0, 1, 1000, 1000)]
+    result, messages = run(jobs, 2, "blocking", options=dict(kill_for="order", head_slack=head_slack))
+    assert bool(kills(messages)) is killed
+    assert result.loc["1", "starting_time"] == (1000 if killed else 1501)
+
+
+def test_a_small_head_gets_no_head_slack():
+    # the same, job 1 classified small: however large head_slack, job 0 is killed for it
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 4000, 50), (0, 1, 1000, 1000)]
+    _, messages = run(jobs, 2, "blocking", small={"w0!1"}, options=dict(kill_for="order", head_slack=10.0))
+    assert kills(messages) == [(101, ("w0!0",))]
+
+
+@pytest.mark.parametrize("promote_after, first", [(0.0, "2"), (5.0, "1"), (20.0, "2")])
+def test_a_job_that_waited_its_request_several_times_over_leaves_q(promote_after, first):
+    # job 0 holds the one processor until 1000. Large job 1 (Q, asking 100 s, submitted at 1) and uncertain job 2
+    # (submitted at 2) wait; uncertain jobs go ahead of Q, unless job 1 has waited promote_after x 100 s by 1000:
+    # then it waits with them, and FCFS puts it first
+    jobs = [(0, 1, 1000, 1000), (1, 1, 100, 100), (2, 1, 1000, 50)]
+    result, _ = run(jobs, 1, "blocking", uncertain=("w0!2",), options=dict(promote_after=promote_after))
+    assert result.loc[first, "starting_time"] == 1000
+
+
+def test_promotion_needs_a_classifier():
+    with pytest.raises(ConfigError, match="promote_after.*classifier"):
+        SchedulerConfig(promote_after=10)
+
+
+@pytest.mark.parametrize("head_slack", [0.0, 0.3, 10.0])
+def test_a_kill_that_lets_the_head_start_now_is_made_whatever_the_slack(head_slack):
+    # job 2 holds a processor until 90; large job 1 (Q, submitted at 0.5, asking 20000 s) needs both; uncertain job 0
+    # backfills on its trial (1 to 101). At 101 job 1 could start at once were job 0 killed: no slack holds it back
+    jobs = [(1, 1, 2000, 1500), (0.5, 2, 20000, 50), (0, 1, 200, 90)]
+    result, messages = run(jobs, 2, "blocking", options=dict(kill_for="order", head_slack=head_slack))
+    assert kills(messages) == [(101, ("w0!0",))] and result.loc["1", "starting_time"] == 101

@@ -31,7 +31,7 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     argv = quick_start_command()
     variants = argv[argv.index("--variant") + 1].split(",")
     assert variants == ["base", "classification-idempotent", "class-clairvoyant", "classification-probing",
-                        "classification-bounded", "classification-blocking"]
+                        "classification-bounded", "classification-blocking", "classification-tolerant"]
     (tmp_path / "workloads").symlink_to(REPO / "workloads")
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 0

@@ -86,10 +86,11 @@ class Algorithm(ABC):
         running jobs (and any reservation), if it were submitted now."""
         return self.profile.first_fit(res, duration, now).start
 
-    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0, waiting_slack: float = 0.0) -> bool:
         """Whether the running job ``job_id``, planned to end at ``end`` rather than now, would delay the earliest
-        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds:
-        whether it holds machines that job needs. False when no job waits."""
+        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds, or
+        by more than ``slack + waiting_slack`` when that job could not start now even were it to end now: whether
+        it holds machines that job needs. False when no job waits."""
         head = self.queue.head(now)
         if head is None:
             return False
@@ -104,7 +105,7 @@ class Algorithm(ABC):
             later = profile.first_fit(head.res, self.queue.estimate(head), now).start
         finally:
             holding.end, profile.reservation = planned, reservation
-        return later > sooner + slack
+        return later > sooner + (slack + waiting_slack if sooner > now else slack)
 
     # --- shared by the implementations -----------------------------------------------
 

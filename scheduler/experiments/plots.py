@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -336,17 +336,21 @@ def kill_frontier(points: pd.DataFrame, trace: str, path: Path, highlight: str |
     policies = list(dict.fromkeys(points["policy"]))
     order = list(rules or dict.fromkeys(points["rule"]))
     rules = [rule for rule in order if rule in set(points["rule"])]
-    palette = plt.get_cmap("tab20")
+    twenty, forty = plt.get_cmap("tab20"), plt.get_cmap("tab20b")
+
+    def palette(index: int) -> Any:  # forty colours
+        return (twenty if index % 40 < 20 else forty)(index % 20)
+
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     ax.axvline(10, color="#1b7837", linewidth=0.8, linestyle="--")
     ax.axhline(90, color="#1b7837", linewidth=0.8, linestyle="--")
     for row in points.itertuples():
         chosen = row.rule == highlight
-        ax.scatter(100 * row.killed, 100 * row.share_of_cc, color=palette(order.index(row.rule) % 20),
+        ax.scatter(100 * row.killed, 100 * row.share_of_cc, color=palette(order.index(row.rule)),
                    marker=markers[policies.index(row.policy) % len(markers)], s=110 if chosen else 40,
                    edgecolors="black", linewidths=1.4 if chosen else 0.4, zorder=4 if chosen else 3)
     handles = [Line2D([], [], linestyle="", marker="o", markersize=6, markeredgecolor="black",
-                      markerfacecolor=palette(order.index(rule) % 20),
+                      markerfacecolor=palette(order.index(rule)),
                       markeredgewidth=1.4 if rule == highlight else 0.4, label=rule) for rule in rules]
     handles += [Line2D([], [], linestyle="", marker=markers[i % len(markers)], markersize=6, color="#888888",
                        label=scheduler_name(policy)) for i, policy in enumerate(policies)]
