@@ -46,11 +46,12 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     bsld = [summaries[name]["metrics"]["mean_bsld"] for name in variants]
     assert rows["mean bsld (tau=60s)"] == [f"{value:.2f}" for value in bsld]
     assert rows["reduction vs base"] == ["–"] + [f"{1 - value / bsld[0]:.1%}" for value in bsld[1:]]
-    assert rows["classifier"] == ["none", "rf", "oracle", "rf", "rf", "rf"]
-    assert rows["safeguard"] == ["none", "kill", "none", "kill", "kill", "kill"]
-    assert rows["probe_threshold"] == ["–", "–", "–", "0.02", "0.02", "0.02"]  # issue 23: not None
-    assert rows["probe_limit"] == ["–", "–", "–", "–", "300.0", "300.0"]
-    assert rows["kill_on"] == ["–", "deadline", "–", "deadline", "deadline", "blocking"]  # no safeguard: –
+    assert rows["classifier"] == ["none", "rf", "oracle", "rf", "rf", "rf", "rf"]
+    assert rows["safeguard"] == ["none", "kill", "none", "kill", "kill", "kill", "kill"]
+    assert rows["probe_threshold"] == ["–", "–", "–", "0.02", "0.02", "0.02", "0.02"]  # issue 23: not None
+    assert rows["probe_limit"] == ["–", "–", "–", "–", "300.0", "300.0", "300.0"]
+    assert rows["kill_on"] == ["–", "deadline", "–", "deadline", "deadline", "blocking", "blocking"]  # no safeguard: –
+    assert rows["head_slack"] == ["–", "0.0", "–", "0.0", "0.0", "0.0", "0.3"]
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]
