@@ -261,7 +261,8 @@ def rejections(summary: dict, shown: int = 3) -> str | None:
 def _setting(config: dict, key: str) -> str:
     """A config value in the comparison; "–" for none, and for an option that does not act in this config."""
     inactive = (key in PROBING_OPTIONS and config.get("probe_threshold") is None
-                or key in KILL_OPTIONS and config.get("safeguard") != "kill")
+                or key in KILL_OPTIONS and config.get("safeguard") != "kill"
+                or key == "promote_after" and config.get("classifier") == "none")
     return "–" if inactive or config[key] is None else str(config[key])
 
 
