@@ -44,6 +44,9 @@ RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
 PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack")
+#: Options that act only with a classifier, and why.
+CLASSIFIER_OPTIONS = {"running_siblings": "it overrides the classifier's answer",
+                      "promote_after": "it moves jobs out of Q, the queue of the jobs classified large"}
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -440,11 +443,9 @@ class SchedulerConfig:
         for name in KILL_OPTIONS:
             if name in changed and self.safeguard != "kill":
                 raise ConfigError(f"{name}: only the kill safeguard kills jobs; it needs safeguard 'kill'")
-        if "promote_after" in changed and self.classifier == "none":
-            raise ConfigError("promote_after: it moves jobs out of Q, the queue of the jobs classified large: it needs "
-                              "a classifier")
-        if "running_siblings" in changed and self.classifier == "none":
-            raise ConfigError("running_siblings: it overrides the classifier's answer: it needs a classifier")
+        for name, reason in CLASSIFIER_OPTIONS.items():
+            if name in changed and self.classifier == "none":
+                raise ConfigError(f"{name}: {reason}: it needs a classifier")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
                               f"(got {self.classifier!r})")

@@ -360,13 +360,14 @@ class DecisionCore:
         spared, victims = False, []
         queue = self.algorithm.queue
         head = queue.head(now)
-        rank, key = (self._kill_rank(head), self._kill_key(head)) if head is not None else (0, None)
+        if head is not None:
+            rank, key, head_slack = self._kill_rank(head), self._kill_key(head), self._head_slack(head)
         for job_id in list(self.safeguard.overtime):
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), self._head_slack(head))):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack)):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
