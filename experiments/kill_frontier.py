@@ -58,10 +58,10 @@ RULES: dict[str, list[str]] = {
     "patient": [*BOUNDED, "--kill-on", "patient"],
     "blocking-policy": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy"],
     "blocking-policy-w0.5": [*BOUNDED, "--kill-on", "blocking", "--kill-for", "policy", "--probe-max-width", "0.5"],
-    "blocking-order": ["--variant", "classification-blocking"],
-    "blocking-order-siblings": ["--variant", "classification-blocking", "--running-siblings", "large"],
-    "blocking-order-fresh": ["--variant", "classification-blocking", "--retry-queue", "fresh"],
-    "blocking-order-slack1": ["--variant", "classification-blocking", "--kill-slack", "1"],
+    "blocking-order": ORDER,
+    "blocking-order-siblings": [*ORDER, "--running-siblings", "large"],
+    "blocking-order-fresh": [*ORDER, "--retry-queue", "fresh"],
+    "blocking-order-slack1": [*ORDER, "--kill-slack", "1"],
     "blocking-order-p0.05": [*ORDER, "--probe-threshold", "0.05"],
     "blocking-order-waiting0.2-promote10": [*ORDER, "--head-slack", "0.2", "--promote-after", "10"],
     "tolerant": ["--variant", "classification-tolerant"],  # blocking-order, --head-slack 0.3 --promote-after 10
@@ -69,26 +69,29 @@ RULES: dict[str, list[str]] = {
 #: Rules measured on a core whose options were dropped or changed since, by the commit they run at (``git worktree
 #: add DIR COMMIT``, then ``simulate`` with the same options there): ``run`` refuses them here, ``table`` reads their
 #: runs. At f0674ec, ``--head-slack`` also spared a job whose kill would let the waiting job start now.
-PATCHED: dict[str, tuple[str, list[str]]] = {
-    "blocking-order-head0.05": ("f0674ec", [*ORDER, "--head-slack", "0.05"]),
-    "blocking-order-head0.1": ("f0674ec", [*ORDER, "--head-slack", "0.1"]),
-    "blocking-order-head0.25": ("f0674ec", [*ORDER, "--head-slack", "0.25"]),
-    "blocking-order-head1": ("f0674ec", [*ORDER, "--head-slack", "1"]),
-    "blocking-order-head0.1-promote1": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "1"]),
-    "blocking-order-head0.05-promote5": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "5"]),
-    "blocking-order-head0.05-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.05", "--promote-after", "10"]),
-    "blocking-order-head0.1-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.1", "--promote-after", "10"]),
-    "blocking-order-head0.15-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.15", "--promote-after", "10"]),
-    "blocking-order-head0.2-promote10": ("f0674ec", [*ORDER, "--head-slack", "0.2", "--promote-after", "10"]),
-    "blocking-order-uncertain-heads-spared": ("f0348ce", [*ORDER, "--kill-for", "known"]),
-    "blocking-order-start-now": ("f0348ce", [*ORDER, "--kill-buys", "start"]),
-    "blocking-order-uncertain-in-q": ("f0348ce", [*ORDER, "--uncertain-queue", "large"]),
-    "blocking-order-uncertain-in-q-head0.25": ("f0348ce", [*ORDER, "--uncertain-queue", "large", "--head-slack", "0.25"]),
-    "blocking-order-head0.25-small0.25": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--small-slack", "0.25"]),
-    "blocking-order-head0.1-watched": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--tolerated", "watched"]),
-    "blocking-order-head0.1-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.1", "--promote", "killed"]),
-    "blocking-order-head0.25-promote-killed": ("f0348ce", [*ORDER, "--head-slack", "0.25", "--promote", "killed"]),
+MEASURED_AT: dict[str, dict[str, list[str]]] = {
+    "f0674ec": {
+        "blocking-order-head0.05": [*ORDER, "--head-slack", "0.05"],
+        "blocking-order-head0.1": [*ORDER, "--head-slack", "0.1"],
+        "blocking-order-head0.25": [*ORDER, "--head-slack", "0.25"],
+        "blocking-order-head1": [*ORDER, "--head-slack", "1"],
+        **{f"blocking-order-head{slack}-promote{after}": [*ORDER, "--head-slack", slack, "--promote-after", after]
+           for slack, after in (("0.1", "1"), ("0.05", "5"), ("0.05", "10"), ("0.1", "10"), ("0.15", "10"),
+                                ("0.2", "10"))},
+    },
+    "f0348ce": {
+        "blocking-order-uncertain-heads-spared": [*ORDER, "--kill-for", "known"],
+        "blocking-order-start-now": [*ORDER, "--kill-buys", "start"],
+        "blocking-order-uncertain-in-q": [*ORDER, "--uncertain-queue", "large"],
+        "blocking-order-uncertain-in-q-head0.25": [*ORDER, "--uncertain-queue", "large", "--head-slack", "0.25"],
+        "blocking-order-head0.25-small0.25": [*ORDER, "--head-slack", "0.25", "--small-slack", "0.25"],
+        "blocking-order-head0.1-watched": [*ORDER, "--head-slack", "0.1", "--tolerated", "watched"],
+        "blocking-order-head0.1-promote-killed": [*ORDER, "--head-slack", "0.1", "--promote", "killed"],
+        "blocking-order-head0.25-promote-killed": [*ORDER, "--head-slack", "0.25", "--promote", "killed"],
+    },
 }
+#: The same, by rule: (commit, options).
+PATCHED = {rule: (commit, flags) for commit, rules in MEASURED_AT.items() for rule, flags in rules.items()}
 #: The rule of the variant we recommend, ``classification-tolerant``.
 CHOSEN = "tolerant"
 REFERENCES = {"base": ["--variant", "base"], "class-clairvoyant": ["--variant", "class-clairvoyant"]}
@@ -128,7 +131,7 @@ def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
            for p in {"fcfs", policy} for v, options in REFERENCES.items()}
     base0, base, cc = ref["fcfs", "base"], ref[policy, "base"], ref[policy, "class-clairvoyant"]
     prefix = out / rule / f"{trace}_{policy}"
-    if rule in PATCHED and not (out / rule / f"{trace}_{policy}_jobs.csv").exists():
+    if rule in PATCHED and not prefix.with_name(f"{prefix.name}_jobs.csv").exists():
         commit, flags = PATCHED[rule]
         sys.exit(f"{rule} was measured on a core since changed: simulate it at commit {commit} with "
                  f"{' '.join(flags)}, into {prefix}")

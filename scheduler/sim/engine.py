@@ -313,25 +313,32 @@ class BatsimEngine(BatsimActors):
         """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
         time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
         exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
-        timeline, to_run = self._timeline, self._to_run
         for decision in decisions:
             kind = decision.__class__
             if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
                 self._register(decision.job)
             elif kind is RegisterProfile:
                 self._register_profile(decision)
-            if to_run:
-                self._begin_sleeps()
-            timeline.lone_message_step()
-            if kind is Execute:
-                self._run_job(decision)
-            else:
-                self._on_decision((MSG_DECISION, decision))
-        if to_run:
-            self._begin_sleeps()
-        timeline.lone_message_step()
-        self._serve(_READY)
+            self._lone_message((MSG_DECISION, decision))
+        self._lone_message(_READY)
         process.dead = True
+
+    def _lone_message(self, message: tuple) -> None:
+        """One message of a plain exchange, in a step of its own: the actors the previous decision started begin
+        their sleeps, the message's step is taken, and the server handles it (until READY the decision process is
+        busy: serving a decision is applying it, and the server then waits again, its mailbox empty)."""
+        if self._to_run:
+            self._begin_sleeps()
+        # the message's own action began before these sleeps; its number, drawn after theirs here, is never
+        # compared with anything (it ends in this step, alone), and theirs keep their order with every other
+        self._timeline.lone_message_step()
+        if message[0] is MSG_DECISION:
+            if message[1].__class__ is Execute:
+                self._run_job(message[1])
+            else:
+                self._on_decision(message)
+        else:
+            self._serve(message)
 
     def _begin_sleeps(self) -> None:
         """The actors the last decision of a plain exchange started begin their sleeps (the only call they make)."""
@@ -345,23 +352,11 @@ class BatsimEngine(BatsimActors):
         it, without its rounds: nothing else can happen meanwhile. Each decision reaches the server in its
         own step, after the actors the previous one started have begun their sleeps. Until READY, the decision
         process is busy: serving a decision is applying it (the server then waits again, its mailbox empty)."""
-        exchange, timeline, to_run, pending = process.actor, self._timeline, self._to_run, process.actor.pending
+        exchange, pending = process.actor, process.actor.pending
         while not self._done and pending and not self._mailbox and self._receiving:
-            message = exchange.next_message()
-            if to_run:
-                self._begin_sleeps()
-            # the message's own action began before these sleeps; its number, drawn after theirs here, is never
-            # compared with anything (it ends in this step, alone), and theirs keep their order with every other
-            timeline.lone_message_step()
-            if message[0] is MSG_DECISION:
-                if message[1].__class__ is Execute:
-                    self._run_job(message[1])
-                else:
-                    self._on_decision(message)
-            else:
-                self._serve(message)
+            self._lone_message(exchange.next_message())
         if pending:
-            to_run.insert(0, process)  # what is left goes through the rounds
+            self._to_run.insert(0, process)  # what is left goes through the rounds
         else:
             process.dead = True
 
