@@ -29,6 +29,8 @@ from scheduler.values import is_number
 SAFEGUARDS = ("none", "kill")
 #: Which jobs the safeguard's bound (the divider) plans: none, running ones, or all watched ones.
 DIVIDER_ESTIMATES = ("none", "running", "all")
+#: What the queue's policy orders a waiting job by: the estimate it is planned with, or its own estimate.
+ORDER_BY = ("planned", "estimate")
 
 #: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
 SIBLINGS = ("keep", "demote")
@@ -68,11 +70,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
     # issue 32: blocking, but a job past its trial is spared a delay of up to 0.3 x the request of a first waiting job
-    # not classified small that could not start now anyway; and a job that waited ten times its request leaves Q
+    # not classified small that could not start now anyway; a job that waited ten times its request leaves Q; and
+    # the policy orders waiting jobs by their request, not by their trial
     "classification-tolerant": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
-                                "promote_after": 10.0},
+                                "promote_after": 10.0, "order_by": "estimate"},
 }
 
 
@@ -387,6 +390,11 @@ class SchedulerConfig:
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
                 "min(p̃, divider) too, so they backfill as short jobs)", _choice(lambda: DIVIDER_ESTIMATES),
         metavar="NAME", group="classes")
+    order_by: str = option(
+        "planned", "divider_estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
+                   "is planned with, min(p̃, its trial): under SPF, every job asking more than its trial ties, broken "
+                   "by job id) or estimate (p̃, as class-clairvoyant orders)", _choice(lambda: ORDER_BY),
+        metavar="NAME", group="classes")
     partial_oracle: str = option(
         "none", "a measurement aid, not a method: the true class corrects the forest's false-large (no-false-large) "
                 "or false-small (no-false-small) answers, or answers during the first, model-less week "
@@ -437,6 +445,9 @@ class SchedulerConfig:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
         changed = {f.name for f in fields(self) if getattr(self, f.name) != f.default}
+        if "order_by" in changed and self.divider_estimates != "all":
+            raise ConfigError("order_by: a waiting job is planned with its own estimate unless divider_estimates is "
+                              "'all': set divider_estimates all too")
         for name in PROBING_OPTIONS:
             if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")

@@ -199,7 +199,8 @@ class DecisionCore:
                                        on_demand=self.config.kill_on != "deadline")
         if self.parts.classifier is not None:
             self.classifier = self.parts.classifier(event.time)
-        queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope)
+        queue = JobQueue(self.parts.policy, self.config.starvation_threshold, self.config.starvation_scope,
+                         self.knowledge.estimate if self.config.order_by == "estimate" else None)
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
 

@@ -133,11 +133,25 @@ def test_classification_blocking_is_bounded_with_the_blocking_rule():
     assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 
 
-def test_classification_tolerant_is_blocking_with_a_head_slack_and_promotion():
+def test_classification_tolerant_is_blocking_with_a_head_slack_promotion_and_the_requests_order():
     tolerant = SchedulerConfig.variant("classification-tolerant")
     blocking = SchedulerConfig.variant("classification-blocking")
-    assert (tolerant.head_slack, tolerant.promote_after) == (0.3, 10.0)
-    assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0} == blocking.to_dict()
+    assert (tolerant.head_slack, tolerant.promote_after, tolerant.order_by) == (0.3, 10.0, "estimate")
+    assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0, "order_by": "planned"} == blocking.to_dict()
+
+
+@pytest.mark.parametrize("order_by, first", [("planned", "1"), ("estimate", "2")])
+def test_spf_orders_waiting_trials_by_their_request_with_order_by_estimate(order_by, first):
+    # job 0 holds the one processor until 1000; uncertain jobs 1 (asking 5000 s) and 2 (asking 2000 s) wait, both
+    # planned with their trial (100 s): planned ties them (broken by job id), estimate puts the shorter request first
+    jobs = [(0, 1, 1000, 1000), (1, 1, 5000, 50), (2, 1, 2000, 50)]
+    result, _ = run(jobs, 1, "blocking", uncertain=("w0!1", "w0!2"), options=dict(policy="spf", order_by=order_by))
+    assert result.loc[first, "starting_time"] == 1000
+
+
+def test_order_by_needs_waiting_jobs_planned_with_their_trial():
+    with pytest.raises(ConfigError, match="order_by.*divider_estimates all"):
+        SchedulerConfig(classifier="rf", safeguard="kill", order_by="estimate")
 
 
 @pytest.mark.parametrize("running_siblings, job_class", [("ignore", "uncertain"), ("large", "large")])

@@ -42,6 +42,7 @@ EXAMPLES = {
     "predictor_options": ('{"search": "bfs"}', {"search": "bfs"}, {"search": "bfs"}),
     "probe_threshold": ("0.05", 0.05, 0.05),
     "divider_estimates": ("running", "running", "running"),
+    "order_by": ("Estimate", "estimate", "estimate"),
     "probe_length": ("0.25", 0.25, 0.25),
     "siblings": ("demote", "demote", "demote"),
     "probe_limit": ("400", 400.0, 400.0),
@@ -67,7 +68,8 @@ BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
 NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width")}
-NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA}}
+NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
+          "order_by": {"divider_estimates": "all"}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [

@@ -4,6 +4,7 @@ ahead of every rank."""
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from itertools import compress
 
 from scheduler.core.job import Job
@@ -23,22 +24,27 @@ class JobQueue:
     ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
     jobs go oldest first.
 
+    The policy orders a job by the estimate it was pushed with (the one it is planned with), or by
+    ``order_estimate(job)`` when given: the decision core plans a watched job with its trial's bound,
+    yet may order it by its own estimate.
+
     Static policies keep a sorted list, and beside it each job's width (its processor count), so
     that the jobs narrow enough for the free machines are picked out without a Python loop over
     the queue; dynamic ones (WFP) are re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
-                 starvation_scope: str = "queue") -> None:
+                 starvation_scope: str = "queue", order_estimate: Callable[[Job], float] | None = None) -> None:
         if starvation_scope not in STARVATION_SCOPES:
             raise ValueError(f"starvation_scope must be one of {', '.join(STARVATION_SCOPES)}, got {starvation_scope!r}")
         self.policy = policy
         self.starvation_threshold = starvation_threshold
         self.starvation_scope = starvation_scope
+        self.order_estimate = order_estimate
         self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
-        self._rank_estimate: dict[str, tuple[int, float]] = {}
+        self._rank_estimate: dict[str, tuple[int, float, float]] = {}  # rank, planned estimate, ordering estimate
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
 
@@ -53,11 +59,12 @@ class JobQueue:
 
     def push(self, job: Job, estimate: float, rank: int = 1, now: float = 0.0) -> None:
         self._jobs[job.id] = job
-        self._rank_estimate[job.id] = (rank, estimate)
+        order = estimate if self.order_estimate is None else self.order_estimate(job)
+        self._rank_estimate[job.id] = (rank, estimate, order)
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            entry = self._entry[job.id] = (rank, self.policy.key(job, estimate, now), job.id)
+            entry = self._entry[job.id] = (rank, self.policy.key(job, order, now), job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
@@ -74,14 +81,14 @@ class JobQueue:
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
-        rank, old = self._rank_estimate[job.id]
-        if old == estimate:
+        rank, old, old_order = self._rank_estimate[job.id]
+        if old == estimate and (self.order_estimate is None or old_order == self.order_estimate(job)):
             return
         self.remove(job)
         self.push(job, estimate, rank=rank, now=now)
 
     def estimate(self, job: Job) -> float:
-        """The estimate a queued job is ordered by (given to :meth:`push`, or to :meth:`update` since)."""
+        """The estimate a queued job is planned with (given to :meth:`push`, or to :meth:`update` since)."""
         return self._rank_estimate[job.id][1]
 
     def rank(self, job: Job) -> int:
@@ -92,8 +99,8 @@ class JobQueue:
                  job_estimate: float | None = None) -> bool:
         """Whether the queued ``job`` comes before ``other`` were ``other`` queued in ``rank`` with ``estimate``
         (by rank, then the policy; starvation aside); ``job`` ordered by ``job_estimate`` when given."""
-        job_rank, queued_estimate = self._rank_estimate[job.id]
-        job_estimate = queued_estimate if job_estimate is None else job_estimate
+        job_rank, _, order = self._rank_estimate[job.id]
+        job_estimate = order if job_estimate is None else job_estimate
         key = self.policy.key
         return (job_rank, key(job, job_estimate, now)) < (rank, key(other, estimate, now))
 
@@ -105,7 +112,7 @@ class JobQueue:
             rank_estimate = self._rank_estimate
             ordered = sorted(
                 jobs.values(),
-                key=lambda j: (rank_estimate[j.id][0], key(j, rank_estimate[j.id][1], now)),
+                key=lambda j: (rank_estimate[j.id][0], key(j, rank_estimate[j.id][2], now)),
             )
         else:
             ordered = [jobs[job_id] for _, _, job_id in self._entries]
