@@ -40,6 +40,7 @@ from scheduler.core.events import (
     Decision,
     Event,
     Execute,
+    JobCompleted,
     RegisterJob,
     RegisterProfile,
     SimulationEnds,
@@ -48,7 +49,7 @@ from scheduler.core.job import Job
 from scheduler.core.machines import full_mask
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
-from scheduler.sim.actors import BatsimActors
+from scheduler.sim.actors import BatsimActors, JobEnd
 from scheduler.sim.exchange import Exchange
 from scheduler.sim.jobs_table import jobs_columns
 from scheduler.sim.records import (
@@ -219,7 +220,10 @@ class BatsimEngine(BatsimActors):
             if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.followed and not self._to_run:
                 process = ended[0].owner  # it runs alone next (see _maestro): at once
                 process.sleep = None
-                self._run_alone(process)
+                if process.actor.__class__ is JobEnd:
+                    self._completion_cycle(process)
+                else:
+                    self._run_alone(process)
                 return
         to_run = self._to_run
         if arrived:
@@ -250,24 +254,65 @@ class BatsimEngine(BatsimActors):
             return
         actor = process.actor
         if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
-            decisions = actor.call(queue=False)
-            if decisions is not None:
-                self._send_at_once(process, decisions)
-                return
-            if actor.plain and actor.pending[0][0] <= self._timeline.now:  # its first message is sent at once, and
-                self._finish_exchange(process)  # arrives alone: the rest of a plain exchange follows (_arrived_alone)
-                return
+            events, actor.events = actor.events, None
+            self._exchange_alone(events, process)
+            return
         try:
             call = actor.send(None)
         except StopIteration:
             process.dead = True
             return
+        self._call_alone(process, call)
+
+    def _call_alone(self, process: Process, call: tuple) -> None:
+        """The call of an actor that ran alone: a sleep begins, or a message takes its step alone and arrives."""
         if call[0] is SEND:
             self._receiving = False
             self._timeline.lone_message_step()
             self._arrived_alone(process, call[1])
         else:
             process.sleep = self._timeline.sleep(call[1], process)
+
+    def _exchange_alone(self, events: list[Event], process: Process | None) -> None:
+        """A fresh exchange running alone (``process``, or one made only if needed): the decision process is told
+        ``events``. A plain reply whose decisions all apply at once, at a time the clock has reached, is sent from
+        the reply (:meth:`_send_at_once`); a plain one with a queue is finished from it (:meth:`_finish_exchange`);
+        any other goes on as the actor it is."""
+        clock = self._timeline.now
+        now = stamp(clock)
+        reply = self._call_decide(now, events)
+        if (now <= clock and not self._end_sent and not isinstance(reply, TimedReply)
+                and all(map(self._plain, reply))):
+            self._send_at_once(reply)
+            if process is not None:
+                process.dead = True
+            return
+        if process is None:
+            process = Process(Exchange(self, None))
+        exchange = process.actor
+        exchange.queue(reply, now)
+        if exchange.plain and exchange.pending[0][0] <= self._timeline.now:  # its first message is sent at once,
+            self._finish_exchange(process)  # and arrives alone: the rest of a plain exchange follows (_arrived_alone)
+            return
+        self._call_alone(process, exchange.send(None))
+
+    def _completion_cycle(self, executor: Process) -> None:
+        """A job's executor (:class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
+        :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server records
+        it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
+        job_end = executor.actor
+        sim = job_end.sim
+        job_end.reported = executor.dead = True
+        self._end(sim, job_end.state)
+        timeline = self._timeline
+        timeline.lone_message_step()
+        self._active -= 1  # (the server's _on_completed)
+        self.rows.append(sim)
+        self._recorded.append(JobCompleted(stamp(timeline.now), sim.job.id, sim.state))
+        if self._ready:  # (its mailbox is empty: it was waiting)
+            events, self._recorded = self._recorded, []
+            self._ready = False
+            self._exchange_alone(events, None)
 
     def _sleeps_before_exchange(self) -> bool:
         """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
@@ -309,7 +354,7 @@ class BatsimEngine(BatsimActors):
             self._to_run.append(sender)
             self._serve(message)
 
-    def _send_at_once(self, process: Process, decisions: Sequence[Decision]) -> None:
+    def _send_at_once(self, decisions: Sequence[Decision]) -> None:
         """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
         time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
         exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
@@ -321,7 +366,6 @@ class BatsimEngine(BatsimActors):
                 self._register_profile(decision)
             self._lone_message((MSG_DECISION, decision))
         self._lone_message(_READY)
-        process.dead = True
 
     def _lone_message(self, message: tuple) -> None:
         """One message of a plain exchange, in a step of its own: the actors the previous decision started begin
