@@ -56,6 +56,7 @@ from scheduler.sim.records import (
     LAST_MESSAGES,
     MSG_DECISION,
     MSG_READY,
+    MSG_SUBMITTED,
     RUNNING,
     SEND,
     Actor,
@@ -145,7 +146,7 @@ class BatsimEngine(BatsimActors):
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
         with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike; the table too
-            self._spawn(self._submitter())
+            self._submitter_process = self._spawn(self._submitter())
             self._start_server()
             self._maestro()
             unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
@@ -222,6 +223,8 @@ class BatsimEngine(BatsimActors):
                 process.sleep = None
                 if process.actor.__class__ is JobEnd:
                     self._completion_cycle(process)
+                elif process is self._submitter_process:
+                    self._submission_cycle(process)
                 else:
                     self._run_alone(process)
                 return
@@ -314,6 +317,35 @@ class BatsimEngine(BatsimActors):
             self._ready = False
             self._exchange_alone(events, None)
 
+    def _submission_cycle(self, submitter: Process) -> None:
+        """The submitter, its sleep ended alone, the server waiting: the whole cycle, as :meth:`_run_alone` and
+        :meth:`_sleeps_before_exchange` take it. Its jobs' report takes its step and arrives alone, and the server
+        records them; when the decision process is ready, the server sends it what it recorded, and the submitter
+        and that exchange share a round: the submitter begins its next sleep and the exchange runs alone (its
+        goodbye instead: the round is played)."""
+        call = submitter.actor.send(None)
+        if call[0] is not SEND or call[1][0] is not MSG_SUBMITTED:  # it sleeps again (the clock stopped short)
+            self._call_alone(submitter, call)
+            return
+        self._timeline.lone_message_step()
+        self._on_submitted(call[1])
+        if not self._ready:  # (its mailbox is empty: it was waiting)
+            self._run_alone(submitter)
+            return
+        call = submitter.actor.send(None)
+        if call[0] is SEND:
+            submitter.call = call
+            self._to_run.append(submitter)
+            self._send_recorded()
+            return
+        submitter.sleep = self._timeline.sleep(call[1], submitter)
+        if self._timeline.followed:  # a sleep about to end: the exchange runs in a round
+            self._send_recorded()
+            return
+        events, self._recorded = self._recorded, []
+        self._ready = False
+        self._exchange_alone(events, None)
+
     def _sleeps_before_exchange(self) -> bool:
         """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
         the server then started): if the first only begins a sleep, begin it and leave the exchange to run next.
@@ -324,7 +356,7 @@ class BatsimEngine(BatsimActors):
         before it runs changes nothing, and the exchange's call is handled after the sleep, as in the round. When
         the first actor does anything else, the round is played as usual (its call kept for the round)."""
         first, second = self._to_run
-        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead:
+        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead or first.call:
             return False
         try:
             call = first.actor.send(first.answer)
