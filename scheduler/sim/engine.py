@@ -200,6 +200,8 @@ class BatsimEngine(BatsimActors):
                         process.sleep = sleep_for(call[1], process)
             if self._done:
                 break
+            if shortcuts and self._cycles():
+                continue
             self._step()
 
     def _step(self) -> None:
@@ -219,14 +221,7 @@ class BatsimEngine(BatsimActors):
         else:
             ended, arrived = timeline.jump(), False
             if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.followed and not self._to_run:
-                process = ended[0].owner  # it runs alone next (see _maestro): at once
-                process.sleep = None
-                if process.actor.__class__ is JobEnd:
-                    self._completion_cycle(process)
-                elif process is self._submitter_process:
-                    self._submission_cycle(process)
-                else:
-                    self._run_alone(process)
+                self._cycle(ended[0].owner)  # it runs alone next (see _maestro): at once
                 return
         to_run = self._to_run
         if arrived:
@@ -249,6 +244,30 @@ class BatsimEngine(BatsimActors):
             if sender_at == len(ended):
                 to_run.append(in_flight[1])
             self._serve(in_flight[2])
+
+    def _cycles(self) -> bool:
+        """Whole cycles, one after the other, while the engine is quiet (no actor to run, no message in flight, the
+        server waiting, no sleep about to end) and the next sleep to end ends alone (:meth:`_cycle`); whether any
+        ran. The first cycle that leaves the engine otherwise hands back to :meth:`_maestro`."""
+        timeline, ran = self._timeline, False
+        while (self._in_flight is None and self._receiving and not self._to_run and not timeline.followed
+               and not self._done):
+            sleep = timeline.jump_alone()
+            if sleep is None:
+                break
+            self._cycle(sleep.owner)
+            ran = True
+        return ran
+
+    def _cycle(self, process: Process) -> None:
+        """An actor whose sleep ended alone, the engine quiet: it runs alone, in a whole cycle when it has one."""
+        process.sleep = None
+        if process.actor.__class__ is JobEnd:
+            self._completion_cycle(process)
+        elif process is self._submitter_process:
+            self._submission_cycle(process)
+        else:
+            self._run_alone(process)
 
     def _run_alone(self, process: Process) -> None:
         """A round in which ``process`` runs alone, the server waiting and no sleep about to end, then the step
@@ -299,7 +318,7 @@ class BatsimEngine(BatsimActors):
             return
         self._call_alone(process, exchange.send(None))
 
-    def _completion_cycle(self, executor: Process) -> None:
+    def _completion_cycle(self, executor: JobEnd) -> None:
         """A job's executor (:class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
         :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server records
         it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
@@ -390,14 +409,22 @@ class BatsimEngine(BatsimActors):
         """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
         time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
         exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
+        timeline = self._timeline
         for decision in decisions:
             kind = decision.__class__
+            if kind is Execute and not self._to_run:  # the common case, as _lone_message takes it
+                timeline.lone_message_step()
+                self._run_job(decision)
+                continue
             if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
                 self._register(decision.job)
             elif kind is RegisterProfile:
                 self._register_profile(decision)
             self._lone_message((MSG_DECISION, decision))
-        self._lone_message(_READY)
+        if self._to_run:  # READY, as _lone_message takes it
+            self._begin_sleeps()
+        timeline.lone_message_step()
+        self._serve(_READY)
 
     def _lone_message(self, message: tuple) -> None:
         """One message of a plain exchange, in a step of its own: the actors the previous decision started begin
