@@ -359,6 +359,7 @@ class JobEnd:
         self.engine, self.sim, self.state, self.reported = engine, sim, state, False
 
     def send(self, answer: Any) -> tuple:
+        """Its one call (as a generator's ``send``): the job ends, and the executor reports it."""
         if self.reported:
             raise StopIteration
         self.reported = True

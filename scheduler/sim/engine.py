@@ -84,8 +84,11 @@ class BatsimEngine(BatsimActors):
     bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
     its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_send_at_once` from its
     reply, :meth:`_finish_exchange` from its queue; a job's executor begins its sleep at once, :meth:`_run_job`);
-    a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
-    reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
+    a sleep that ends alone (:meth:`Timeline.jump`). While nothing else is under way, a sleep that ends alone
+    starts a whole cycle in one call (:meth:`_cycles`): a job's end, its report and the exchange it starts
+    (:meth:`_completion_cycle`), or the submitter's report, its next sleep and the exchange
+    (:meth:`_submission_cycle`); whatever else happens falls back to the general actors. Without the shortcuts
+    every actor goes through the rounds: the reference they are tested against (``tests/test_engine_shortcuts.py``).
     """
 
     #: Whether the run takes the shortcuts (a class attribute, so that a test can run both ways).
@@ -352,7 +355,7 @@ class BatsimEngine(BatsimActors):
             self._run_alone(submitter)
             return
         call = submitter.actor.send(None)
-        if call[0] is SEND:
+        if call[0] is SEND:  # its goodbye: the round is played, its call taken (_sleeps_before_exchange leaves it)
             submitter.call = call
             self._to_run.append(submitter)
             self._send_recorded()
