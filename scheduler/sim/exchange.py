@@ -21,7 +21,9 @@ class Exchange:
 
     __slots__ = ("engine", "events", "pending", "plain")
 
-    def __init__(self, engine: BatsimEngine, events: list[Event]) -> None:
+    def __init__(self, engine: BatsimEngine, events: list[Event] | None) -> None:
+        """``events`` to tell the decision process; ``None`` when it was told already (the engine, which had it
+        reply at once, gives the reply to :meth:`queue`)."""
         self.engine, self.events = engine, events
         self.pending: deque[tuple[float, tuple]] = deque()
         self.plain = False
