@@ -19,9 +19,8 @@ from scheduler.sim.engine import BatsimEngine, SimulationOptions
 from tests.helpers import make_workload
 
 
-def meeting_workload(seed: int, nb_jobs: int = 250, nb_res: int = 8):
+def meeting_jobs(rng: random.Random, nb_jobs: int, nb_res: int) -> list[tuple]:
     """Jobs submitted at a few instants, with a few runtimes and walltimes: their ends meet all the time."""
-    rng = random.Random(seed)
     instants = sorted(rng.sample(range(0, 60000, 100), 40))
     runtimes = [0, 1, 100, 1000, 5000, 16384, 20000]
     jobs = []
@@ -29,6 +28,25 @@ def meeting_workload(seed: int, nb_jobs: int = 250, nb_res: int = 8):
         runtime = rng.choice(runtimes)
         walltime = rng.choice([runtime + 100, runtime, max(runtime - 50, 1), 30000])
         jobs.append((rng.choice(instants), rng.randint(1, nb_res), walltime, runtime))
+    return jobs
+
+
+def meeting_workload(seed: int, nb_jobs: int = 250, nb_res: int = 8):
+    """:func:`meeting_jobs` alone."""
+    return make_workload(meeting_jobs(random.Random(seed), nb_jobs, nb_res), nb_res)
+
+
+def mixed_workload(seed: int, nb_res: int = 8):
+    """:func:`meeting_jobs`, and as many at instants and with runtimes of their own (whose cycles run alone: the
+    engine's whole-cycle paths), and a last job submitted alone after all of them (the submitter's goodbye then
+    follows its last report at once)."""
+    rng = random.Random(seed)
+    jobs = meeting_jobs(rng, 150, nb_res)
+    for _ in range(150):
+        runtime = rng.choice([rng.randint(1, 30000), rng.uniform(0, 100), 0.5])
+        walltime = rng.choice([runtime + 100, runtime, 30000, -1])
+        jobs.append((rng.randint(0, 60000) + rng.choice([0, 0.25, 1e-7]), rng.randint(1, nb_res), walltime, runtime))
+    jobs.append((90000, 1, 100, 10))
     return make_workload(jobs, nb_res)
 
 
@@ -59,8 +77,9 @@ def transcript(workload, config: SchedulerConfig, options: SimulationOptions | N
     (SchedulerConfig(classifier="oracle", safeguard="kill", policy="spf"),
      SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)),
 ], ids=["easy", "conservative", "safeguard"])
-def test_shortcuts_change_no_message_and_no_row(seed, config, options):
-    workload = meeting_workload(seed)
+@pytest.mark.parametrize("make", [meeting_workload, mixed_workload], ids=["meeting", "mixed"])
+def test_shortcuts_change_no_message_and_no_row(seed, config, options, make):
+    workload = make(seed)
     with_shortcuts = transcript(workload, config, options, shortcuts=True, clock=True)
     without = transcript(workload, config, options, shortcuts=False, clock=True)
     assert with_shortcuts[0] == without[0]  # (SimGrid's clock at each message too: a step skipped would show)

@@ -125,11 +125,6 @@ class BatsimActors:
         self._end(sim, state)
         yield (SEND, (MSG_COMPLETED, sim))
 
-    def _job_ends(self, sim: SimJob, state: str) -> Actor:
-        """A job's executor whose sleep is over (:meth:`_run_job`): the job ends, and its executor reports it."""
-        self._end(sim, state)
-        yield (SEND, (MSG_COMPLETED, sim))
-
     def _waiter(self, at: float) -> Actor:
         timeline = self._timeline
         if timeline.now < at:
@@ -255,7 +250,7 @@ class BatsimActors:
         runs or draws an action's number in between."""
         sim = self._start_job(decision)
         duration, state = run_duration(sim)  # (longer than 1e-6 s: the exchange is plain)
-        executor = sim.executor = Process(self._job_ends(sim, state))
+        executor = sim.executor = Process(JobEnd(self, sim, state))
         executor.sleep = self._timeline.sleep(duration, executor)
 
     def _start_job(self, decision: Execute) -> SimJob:
@@ -351,6 +346,25 @@ class BatsimActors:
 
     def _profile_exists(self, key: tuple[str, str]) -> bool:
         return key[0] == self.workload.name and key[1] in self._static_profiles
+
+
+class JobEnd:
+    """A job's executor whose sleep began (:meth:`BatsimActors._run_job`), as an actor: when its sleep is over, the job
+    ends and the executor reports it, its last call. Not a generator, so that a whole cycle
+    (:meth:`~scheduler.sim.engine.BatsimEngine._completion_cycle`) can read its job and do the same."""
+
+    __slots__ = ("engine", "sim", "state", "reported")
+
+    def __init__(self, engine: BatsimActors, sim: SimJob, state: str) -> None:
+        self.engine, self.sim, self.state, self.reported = engine, sim, state, False
+
+    def send(self, answer: Any) -> tuple:
+        """Its one call (as a generator's ``send``): the job ends, and the executor reports it."""
+        if self.reported:
+            raise StopIteration
+        self.reported = True
+        self.engine._end(self.sim, self.state)
+        return (SEND, (MSG_COMPLETED, self.sim))
 
 
 def long_double_difference(later: float, earlier: float) -> float:

@@ -40,6 +40,7 @@ from scheduler.core.events import (
     Decision,
     Event,
     Execute,
+    JobCompleted,
     RegisterJob,
     RegisterProfile,
     SimulationEnds,
@@ -48,13 +49,14 @@ from scheduler.core.job import Job
 from scheduler.core.machines import full_mask
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
-from scheduler.sim.actors import BatsimActors
+from scheduler.sim.actors import BatsimActors, JobEnd
 from scheduler.sim.exchange import Exchange
 from scheduler.sim.jobs_table import jobs_columns
 from scheduler.sim.records import (
     LAST_MESSAGES,
     MSG_DECISION,
     MSG_READY,
+    MSG_SUBMITTED,
     RUNNING,
     SEND,
     Actor,
@@ -82,8 +84,11 @@ class BatsimEngine(BatsimActors):
     bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
     its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_send_at_once` from its
     reply, :meth:`_finish_exchange` from its queue; a job's executor begins its sleep at once, :meth:`_run_job`);
-    a sleep that ends alone (:meth:`Timeline.jump`). Without them every actor goes through the rounds: the
-    reference the shortcuts are tested against (``tests/test_engine_shortcuts.py``).
+    a sleep that ends alone (:meth:`Timeline.jump`). While nothing else is under way, a sleep that ends alone
+    starts a whole cycle in one call (:meth:`_cycles`): a job's end, its report and the exchange it starts
+    (:meth:`_completion_cycle`), or the submitter's report, its next sleep and the exchange
+    (:meth:`_submission_cycle`); whatever else happens falls back to the general actors. Without the shortcuts
+    every actor goes through the rounds: the reference they are tested against (``tests/test_engine_shortcuts.py``).
     """
 
     #: Whether the run takes the shortcuts (a class attribute, so that a test can run both ways).
@@ -144,7 +149,7 @@ class BatsimEngine(BatsimActors):
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
         with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike; the table too
-            self._spawn(self._submitter())
+            self._submitter_process = self._spawn(self._submitter())
             self._start_server()
             self._maestro()
             unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
@@ -198,6 +203,8 @@ class BatsimEngine(BatsimActors):
                         process.sleep = sleep_for(call[1], process)
             if self._done:
                 break
+            if shortcuts and self._cycles():
+                continue
             self._step()
 
     def _step(self) -> None:
@@ -217,9 +224,7 @@ class BatsimEngine(BatsimActors):
         else:
             ended, arrived = timeline.jump(), False
             if self.shortcuts and len(ended) == 1 and self._receiving and not timeline.followed and not self._to_run:
-                process = ended[0].owner  # it runs alone next (see _maestro): at once
-                process.sleep = None
-                self._run_alone(process)
+                self._cycle(ended[0].owner)  # it runs alone next (see _maestro): at once
                 return
         to_run = self._to_run
         if arrived:
@@ -243,6 +248,30 @@ class BatsimEngine(BatsimActors):
                 to_run.append(in_flight[1])
             self._serve(in_flight[2])
 
+    def _cycles(self) -> bool:
+        """Whole cycles, one after the other, while the engine is quiet (no actor to run, no message in flight, the
+        server waiting, no sleep about to end) and the next sleep to end ends alone (:meth:`_cycle`); whether any
+        ran. The first cycle that leaves the engine otherwise hands back to :meth:`_maestro`."""
+        timeline, ran = self._timeline, False
+        while (self._in_flight is None and self._receiving and not self._to_run and not timeline.followed
+               and not self._done):
+            sleep = timeline.jump_alone()
+            if sleep is None:
+                break
+            self._cycle(sleep.owner)
+            ran = True
+        return ran
+
+    def _cycle(self, process: Process) -> None:
+        """An actor whose sleep ended alone, the engine quiet: it runs alone, in a whole cycle when it has one."""
+        process.sleep = None
+        if process.actor.__class__ is JobEnd:
+            self._completion_cycle(process)
+        elif process is self._submitter_process:
+            self._submission_cycle(process)
+        else:
+            self._run_alone(process)
+
     def _run_alone(self, process: Process) -> None:
         """A round in which ``process`` runs alone, the server waiting and no sleep about to end, then the step
         of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
@@ -250,24 +279,94 @@ class BatsimEngine(BatsimActors):
             return
         actor = process.actor
         if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
-            decisions = actor.call(queue=False)
-            if decisions is not None:
-                self._send_at_once(process, decisions)
-                return
-            if actor.plain and actor.pending[0][0] <= self._timeline.now:  # its first message is sent at once, and
-                self._finish_exchange(process)  # arrives alone: the rest of a plain exchange follows (_arrived_alone)
-                return
+            events, actor.events = actor.events, None
+            self._exchange_alone(events, process)
+            return
         try:
             call = actor.send(None)
         except StopIteration:
             process.dead = True
             return
+        self._call_alone(process, call)
+
+    def _call_alone(self, process: Process, call: tuple) -> None:
+        """The call of an actor that ran alone: a sleep begins, or a message takes its step alone and arrives."""
         if call[0] is SEND:
             self._receiving = False
             self._timeline.lone_message_step()
             self._arrived_alone(process, call[1])
         else:
             process.sleep = self._timeline.sleep(call[1], process)
+
+    def _exchange_alone(self, events: list[Event], process: Process | None) -> None:
+        """A fresh exchange running alone (``process``, or one made only if needed): the decision process is told
+        ``events``. A plain reply whose decisions all apply at once, at a time the clock has reached, is sent from
+        the reply (:meth:`_send_at_once`); a plain one with a queue is finished from it (:meth:`_finish_exchange`);
+        any other goes on as the actor it is."""
+        clock = self._timeline.now
+        now = stamp(clock)
+        reply = self._call_decide(now, events)
+        if (now <= clock and not self._end_sent and not isinstance(reply, TimedReply)
+                and all(map(self._plain, reply))):
+            self._send_at_once(reply)
+            if process is not None:
+                process.dead = True
+            return
+        if process is None:
+            process = Process(Exchange(self, None))
+        exchange = process.actor
+        exchange.queue(reply, now)
+        if exchange.plain and exchange.pending[0][0] <= self._timeline.now:  # its first message is sent at once,
+            self._finish_exchange(process)  # and arrives alone: the rest of a plain exchange follows (_arrived_alone)
+            return
+        self._call_alone(process, exchange.send(None))
+
+    def _completion_cycle(self, executor: JobEnd) -> None:
+        """A job's executor (:class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
+        :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server records
+        it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
+        job_end = executor.actor
+        sim = job_end.sim
+        job_end.reported = executor.dead = True
+        self._end(sim, job_end.state)
+        timeline = self._timeline
+        timeline.lone_message_step()
+        self._active -= 1  # (the server's _on_completed)
+        self.rows.append(sim)
+        self._recorded.append(JobCompleted(stamp(timeline.now), sim.job.id, sim.state))
+        if self._ready:  # (its mailbox is empty: it was waiting)
+            events, self._recorded = self._recorded, []
+            self._ready = False
+            self._exchange_alone(events, None)
+
+    def _submission_cycle(self, submitter: Process) -> None:
+        """The submitter, its sleep ended alone, the server waiting: the whole cycle, as :meth:`_run_alone` and
+        :meth:`_sleeps_before_exchange` take it. Its jobs' report takes its step and arrives alone, and the server
+        records them; when the decision process is ready, the server sends it what it recorded, and the submitter
+        and that exchange share a round: the submitter begins its next sleep and the exchange runs alone (its
+        goodbye instead: the round is played)."""
+        call = submitter.actor.send(None)
+        if call[0] is not SEND or call[1][0] is not MSG_SUBMITTED:  # it sleeps again (the clock stopped short)
+            self._call_alone(submitter, call)
+            return
+        self._timeline.lone_message_step()
+        self._on_submitted(call[1])
+        if not self._ready:  # (its mailbox is empty: it was waiting)
+            self._run_alone(submitter)
+            return
+        call = submitter.actor.send(None)
+        if call[0] is SEND:  # its goodbye: the round is played, its call taken (_sleeps_before_exchange leaves it)
+            submitter.call = call
+            self._to_run.append(submitter)
+            self._send_recorded()
+            return
+        submitter.sleep = self._timeline.sleep(call[1], submitter)
+        if self._timeline.followed:  # a sleep about to end: the exchange runs in a round
+            self._send_recorded()
+            return
+        events, self._recorded = self._recorded, []
+        self._ready = False
+        self._exchange_alone(events, None)
 
     def _sleeps_before_exchange(self) -> bool:
         """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
@@ -279,7 +378,7 @@ class BatsimEngine(BatsimActors):
         before it runs changes nothing, and the exchange's call is handled after the sleep, as in the round. When
         the first actor does anything else, the round is played as usual (its call kept for the round)."""
         first, second = self._to_run
-        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead:
+        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead or first.call:
             return False
         try:
             call = first.actor.send(first.answer)
@@ -309,19 +408,26 @@ class BatsimEngine(BatsimActors):
             self._to_run.append(sender)
             self._serve(message)
 
-    def _send_at_once(self, process: Process, decisions: Sequence[Decision]) -> None:
+    def _send_at_once(self, decisions: Sequence[Decision]) -> None:
         """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
         time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
         exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
+        timeline = self._timeline
         for decision in decisions:
             kind = decision.__class__
+            if kind is Execute and not self._to_run:  # the common case, as _lone_message takes it
+                timeline.lone_message_step()
+                self._run_job(decision)
+                continue
             if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
                 self._register(decision.job)
             elif kind is RegisterProfile:
                 self._register_profile(decision)
             self._lone_message((MSG_DECISION, decision))
-        self._lone_message(_READY)
-        process.dead = True
+        if self._to_run:  # READY, as _lone_message takes it
+            self._begin_sleeps()
+        timeline.lone_message_step()
+        self._serve(_READY)
 
     def _lone_message(self, message: tuple) -> None:
         """One message of a plain exchange, in a step of its own: the actors the previous decision started begin

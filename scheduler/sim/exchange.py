@@ -21,7 +21,9 @@ class Exchange:
 
     __slots__ = ("engine", "events", "pending", "plain")
 
-    def __init__(self, engine: BatsimEngine, events: list[Event]) -> None:
+    def __init__(self, engine: BatsimEngine, events: list[Event] | None) -> None:
+        """``events`` to tell the decision process; ``None`` when it was told already (the engine, which had it
+        reply at once, gives the reply to :meth:`queue`)."""
         self.engine, self.events = engine, events
         self.pending: deque[tuple[float, tuple]] = deque()
         self.plain = False
@@ -48,30 +50,28 @@ class Exchange:
                 self.engine._register_profile(decision)
         return message
 
-    def call(self, queue: bool = True) -> Sequence[Decision] | None:
-        """The exchange itself: the decision process is told the events and replies; its decisions and READY are
-        queued, each at its time. Without ``queue``, a plain reply whose decisions all apply at once, at a time the
-        clock has reached, is returned instead, for the caller to send (``BatsimEngine._send_at_once``)."""
+    def call(self) -> None:
+        """The exchange itself: the decision process is told the events and replies (:meth:`queue`)."""
         engine = self.engine
-        clock = engine._timeline.now
-        now = stamp(clock)
+        now = stamp(engine._timeline.now)
         events, self.events = self.events, None
-        reply = engine._call_decide(now, events)
+        self.queue(engine._call_decide(now, events), now)
+
+    def queue(self, reply: Sequence[Decision] | TimedReply, now: float) -> None:
+        """The decision process's reply, told at ``now``: its decisions and READY queued, each at its time (after
+        SIMULATION_ENDS, READY alone)."""
+        engine = self.engine
+        pending = self.pending
         if engine._end_sent:
-            self.pending.append((now, (MSG_READY,)))
-            return None
-        if not queue and now <= clock and not isinstance(reply, TimedReply) and all(map(engine._plain, reply)):
-            self.plain = True
-            return reply
+            pending.append((now, (MSG_READY,)))
+            return
         if isinstance(reply, TimedReply):
             timed, ready_at = reply.decisions, reply.now
         else:
             timed, ready_at = [(now, decision) for decision in reply], now
-        pending = self.pending
         plain = ready_at <= now
         for at, decision in timed:
             pending.append((at, (MSG_DECISION, decision)))
             plain = plain and at <= now and engine._plain(decision)
         pending.append((ready_at, (MSG_READY,)))
         self.plain = plain
-        return None

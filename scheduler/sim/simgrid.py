@@ -154,22 +154,32 @@ class Timeline:
 
     def jump(self) -> list[Sleep]:
         """With no message in flight: the step to the next end of a sleep; the sleeps that ended."""
-        waiting = self._waiting
-        if self.shortcuts and not self.followed and waiting and not waiting[0][2].cancelled:
-            first = heapq.heappop(waiting)[2]
-            if not waiting or waiting[0][0] > first.end + _NEAR:  # the common case: it ends alone
-                delta = self._replay(first)
-                first.remaining = 0.0  # (its remainder less itself)
-                self._log_step(delta)
-                self.now += delta
+        if self.shortcuts and not self.followed:
+            first = self.jump_alone()
+            if first is not None:  # the common case: it ends alone
                 return [first]
-            heapq.heappush(waiting, (first.end, first.seq, first))  # others may end with it: follow them all
-        self._follow_next()
+        self._follow_next()  # others may end with it: follow them all
         followed = self.followed
         delta = min(s.remaining for s in followed)
         self._log_step(delta)
         self.now += delta
         return self._update_followed(delta)
+
+    def jump_alone(self) -> Sleep | None:
+        """With no message in flight and no sleep followed: when the next sleep to end ends alone (no other within
+        ``_NEAR`` of it), the step to its end, and that sleep; else ``None``, and no step taken."""
+        waiting = self._waiting
+        if not waiting or waiting[0][2].cancelled:
+            return None
+        first = heapq.heappop(waiting)[2]
+        if waiting and waiting[0][0] <= first.end + _NEAR:
+            heapq.heappush(waiting, (first.end, first.seq, first))
+            return None
+        delta = self._replay(first)
+        first.remaining = 0.0  # (its remainder less itself)
+        self._log_step(delta)
+        self.now += delta
+        return first
 
     # --- internals -----------------------------------------------------------------
 
