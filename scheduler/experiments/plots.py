@@ -341,7 +341,9 @@ def kill_frontier(points: pd.DataFrame, trace: str, path: Path, highlight: str |
     def palette(index: int) -> Any:  # forty colours
         return (twenty if index % 40 < 20 else forty)(index % 20)
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    columns = 1 if len(rules) <= 24 else 2  # the legend beside the axes, its height within the figure's
+    rows = -(-(len(rules) + len(policies)) // columns)
+    fig, ax = plt.subplots(figsize=(7.5 + 2.4 * (columns - 1), max(4.6, 0.13 * rows + 0.8)))
     ax.axvline(10, color="#1b7837", linewidth=0.8, linestyle="--")
     ax.axhline(90, color="#1b7837", linewidth=0.8, linestyle="--")
     for row in points.itertuples():
@@ -360,6 +362,7 @@ def kill_frontier(points: pd.DataFrame, trace: str, path: Path, highlight: str |
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
     ax.set_title(f"{trace}: gain against kills (the bars: up and left of the dashed lines)", fontsize=10)
-    ax.legend(handles=handles, fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend(handles=handles, fontsize=6.5, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
+              ncol=columns)
     fig.tight_layout()
     return _save(fig, path)
