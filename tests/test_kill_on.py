@@ -133,11 +133,13 @@ def test_classification_blocking_is_bounded_with_the_blocking_rule():
     assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 
 
-def test_classification_tolerant_is_blocking_with_a_head_slack_promotion_and_the_requests_order():
+def test_classification_tolerant_is_blocking_with_a_head_slack_promotion_the_requests_order_and_longer_trials():
     tolerant = SchedulerConfig.variant("classification-tolerant")
     blocking = SchedulerConfig.variant("classification-blocking")
     assert (tolerant.head_slack, tolerant.promote_after, tolerant.order_by) == (0.3, 10.0, "estimate")
-    assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0, "order_by": "planned"} == blocking.to_dict()
+    assert (tolerant.probe_length, tolerant.probe_limit) == (1.0, 300.0)
+    assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0, "order_by": "planned",
+            "probe_length": 0.5} == blocking.to_dict()
 
 
 @pytest.mark.parametrize("order_by, first", [("planned", "1"), ("estimate", "2")])
