@@ -216,6 +216,8 @@ class Timeline:
     def _replay(self, sleep: Sleep) -> float:
         """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
         mark = sleep.mark
+        if mark == len(self._runs) - 1:  # the common case: no step but messages' logged since it began
+            return _after_run(sleep.remaining, self._runs[mark] - sleep.offset)
         steps, runs = self._steps[mark:], self._runs[mark:]
         steps[0] = 0.0  # it began after its mark's step ...
         runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
@@ -243,6 +245,20 @@ def _binade(exponent: int) -> tuple[float, float, float]:
 #: :func:`_binade` of every exponent a remainder between :data:`PRECISION` and :data:`_ABSORBED` can have (from -29,
 #: indexed from -30 on).
 _BINADES = [_binade(exponent) for exponent in range(-30, 16)]
+
+
+def _after_run(remaining: float, count: float) -> float:
+    """``remaining`` after a run of ``count`` message steps alone: :func:`_replay_entries` of one entry whose step is
+    0, without its loop."""
+    if remaining < PRECISION:
+        return 0.0
+    if count and remaining <= _ABSORBED:
+        low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+        after = remaining - count * loss
+        if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+            return after
+        return after_messages(remaining, int(count))
+    return remaining
 
 
 def _replay_entries(remaining: float, steps: array, runs: array) -> float:
