@@ -177,7 +177,8 @@ class Timeline:
             return None
         delta = self._replay(first)
         first.remaining = 0.0  # (its remainder less itself)
-        self._log_step(delta)
+        self._steps.append(delta)  # (as _log_step)
+        self._runs.append(0)
         self.now += delta
         return first
 
@@ -266,15 +267,16 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     one, as SimGrid computes it: a step's duration subtracted (zero below :data:`PRECISION`), a run of message steps
     in bulk within a binade."""
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
+    precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):
         remaining -= step
-        if remaining < PRECISION:
+        if remaining < precision:
             remaining = 0.0
-        elif count and remaining <= _ABSORBED:
+        elif count and remaining <= absorbed:
             if not low <= remaining < high:
                 low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
-            if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+            if after + loss - message_time >= low > precision:  # no step left the binade: each lost ``loss``
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))
