@@ -237,10 +237,11 @@ def _seq_of(sleep: Sleep) -> int:
 def _binade(exponent: int) -> tuple[float, float, float]:
     """The binade ``[low, high)`` of the doubles whose ``math.frexp`` exponent is ``exponent``, and what one message
     step takes from a remainder inside it (above its lowest double): the remainder less one of its units in the last
-    place, to the nearest."""
+    place, to the nearest. ``low`` is infinite for the binade that reaches below :data:`PRECISION`: a run is never
+    taken in bulk there (nor is the binade kept from one entry to the next)."""
     low = math.ldexp(0.5, exponent)
     middle = 1.5 * low
-    return low, 2 * low, middle - (middle - MESSAGE_TIME)
+    return low if low > PRECISION else math.inf, 2 * low, middle - (middle - MESSAGE_TIME)
 
 
 #: :func:`_binade` of every exponent a remainder between :data:`PRECISION` and :data:`_ABSORBED` can have (from -29,
@@ -256,7 +257,7 @@ def _after_run(remaining: float, count: float) -> float:
     if count and remaining <= _ABSORBED:
         low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
         after = remaining - count * loss
-        if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+        if after + loss - MESSAGE_TIME >= low:  # no step left the binade: each lost ``loss``
             return after
         return after_messages(remaining, int(count))
     return remaining
@@ -276,7 +277,7 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
             if not low <= remaining < high:
                 low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
-            if after + loss - message_time >= low > precision:  # no step left the binade: each lost ``loss``
+            if after + loss - message_time >= low:  # no step left the binade: each lost ``loss``
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))
