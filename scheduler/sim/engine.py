@@ -427,7 +427,8 @@ class BatsimEngine(BatsimActors):
         if self._to_run:  # READY, as _lone_message takes it
             self._begin_sleeps()
         timeline.lone_message_step()
-        self._serve(_READY)
+        self._ready = True  # (READY served: _serve, without its handler)
+        self._served()
 
     def _lone_message(self, message: tuple) -> None:
         """One message of a plain exchange, in a step of its own: the actors the previous decision started begin
