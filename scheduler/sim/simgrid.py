@@ -41,7 +41,12 @@ class Sleep:
     __slots__ = ("seq", "remaining", "mark", "offset", "end", "owner", "cancelled", "followed")
 
     def __init__(self, seq: int, remaining: float, mark: int, offset: int, end: float, owner: Any = None) -> None:
-        self.seq, self.remaining, self.mark, self.offset, self.end, self.owner = seq, remaining, mark, offset, end, owner
+        self.seq = seq  # (one assignment each: cheaper than a tuple's)
+        self.remaining = remaining
+        self.mark = mark
+        self.offset = offset
+        self.end = end
+        self.owner = owner
         self.cancelled = self.followed = False
 
 
