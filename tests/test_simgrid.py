@@ -1,11 +1,12 @@
 """SimGrid's clock and sleeps (``scheduler.sim.simgrid``): exact double arithmetic, as SimGrid 3.32 does it."""
 
 import math
+from array import array
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, after_messages
+from scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, _after_run, _replay_entries, after_messages
 
 
 def one_step_at_a_time(remaining: float, count: int) -> float:
@@ -22,6 +23,18 @@ def one_step_at_a_time(remaining: float, count: int) -> float:
        st.integers(0, 5000))
 def test_message_steps_in_bulk_round_as_one_by_one(remaining, count):
     assert after_messages(remaining, count) == one_step_at_a_time(remaining, count)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(0, 40000), st.floats(0, 1e-6), st.sampled_from([2.0 ** k for k in range(-31, 16)])),
+       st.integers(0, 3000))
+def test_a_run_alone_replays_as_the_logs_loop_and_one_by_one(remaining, count):
+    """The replay of a sleep with no step logged since it began (``_after_run``: its run of message steps alone) is the
+    log's loop over one entry whose step is 0, and SimGrid's steps one by one."""
+    alone = _after_run(remaining, float(count))
+    assert alone == _replay_entries(remaining, array("d", [0.0]), array("d", [float(count)]))
+    if remaining >= PRECISION:
+        assert alone == one_step_at_a_time(remaining, count)
 
 
 def test_message_steps_in_bulk_stop_at_zero_inside_a_binade():

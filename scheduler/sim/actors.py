@@ -73,6 +73,12 @@ class BatsimActors:
         """Batsim's server gets a message: it records what happened, sends the decision process what it
         recorded when the decision process is ready and no message is waiting, then waits for the next."""
         self._handlers[message[0]](message)
+        self._served()
+
+    def _served(self) -> None:
+        """The server has handled a message (:meth:`_serve`): it ends the simulation, or sends the decision process
+        what it recorded when it is ready and no message is waiting (or SIMULATION_ENDS, when all is done); then it
+        takes the next message, or waits for one."""
         if self._end_sent and self._ready:
             self._done = True
             return

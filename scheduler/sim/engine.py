@@ -252,13 +252,20 @@ class BatsimEngine(BatsimActors):
         """Whole cycles, one after the other, while the engine is quiet (no actor to run, no message in flight, the
         server waiting, no sleep about to end) and the next sleep to end ends alone (:meth:`_cycle`); whether any
         ran. The first cycle that leaves the engine otherwise hands back to :meth:`_maestro`."""
-        timeline, ran = self._timeline, False
+        timeline, submitter, ran = self._timeline, self._submitter_process, False
         while (self._in_flight is None and self._receiving and not self._to_run and not timeline.followed
                and not self._done):
             sleep = timeline.jump_alone()
             if sleep is None:
                 break
-            self._cycle(sleep.owner)
+            process = sleep.owner  # (as _cycle, inline: a call per cycle)
+            process.sleep = None
+            if process.actor.__class__ is JobEnd:
+                self._completion_cycle(process)
+            elif process is submitter:
+                self._submission_cycle(process)
+            else:
+                self._run_alone(process)
             ran = True
         return ran
 
@@ -427,7 +434,8 @@ class BatsimEngine(BatsimActors):
         if self._to_run:  # READY, as _lone_message takes it
             self._begin_sleeps()
         timeline.lone_message_step()
-        self._serve(_READY)
+        self._ready = True  # (READY served: _serve, without its handler)
+        self._served()
 
     def _lone_message(self, message: tuple) -> None:
         """One message of a plain exchange, in a step of its own: the actors the previous decision started begin

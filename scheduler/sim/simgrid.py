@@ -41,7 +41,12 @@ class Sleep:
     __slots__ = ("seq", "remaining", "mark", "offset", "end", "owner", "cancelled", "followed")
 
     def __init__(self, seq: int, remaining: float, mark: int, offset: int, end: float, owner: Any = None) -> None:
-        self.seq, self.remaining, self.mark, self.offset, self.end, self.owner = seq, remaining, mark, offset, end, owner
+        self.seq = seq  # (one assignment each: cheaper than a tuple's)
+        self.remaining = remaining
+        self.mark = mark
+        self.offset = offset
+        self.end = end
+        self.owner = owner
         self.cancelled = self.followed = False
 
 
@@ -177,7 +182,8 @@ class Timeline:
             return None
         delta = self._replay(first)
         first.remaining = 0.0  # (its remainder less itself)
-        self._log_step(delta)
+        self._steps.append(delta)  # (as _log_step)
+        self._runs.append(0)
         self.now += delta
         return first
 
@@ -216,6 +222,8 @@ class Timeline:
     def _replay(self, sleep: Sleep) -> float:
         """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
         mark = sleep.mark
+        if mark == len(self._runs) - 1:  # the common case: no step but messages' logged since it began
+            return _after_run(sleep.remaining, self._runs[mark] - sleep.offset)
         steps, runs = self._steps[mark:], self._runs[mark:]
         steps[0] = 0.0  # it began after its mark's step ...
         runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
@@ -234,10 +242,11 @@ def _seq_of(sleep: Sleep) -> int:
 def _binade(exponent: int) -> tuple[float, float, float]:
     """The binade ``[low, high)`` of the doubles whose ``math.frexp`` exponent is ``exponent``, and what one message
     step takes from a remainder inside it (above its lowest double): the remainder less one of its units in the last
-    place, to the nearest."""
+    place, to the nearest. ``low`` is infinite for the binade that reaches below :data:`PRECISION`: a run is never
+    taken in bulk there (nor is the binade kept from one entry to the next)."""
     low = math.ldexp(0.5, exponent)
     middle = 1.5 * low
-    return low, 2 * low, middle - (middle - MESSAGE_TIME)
+    return low if low > PRECISION else math.inf, 2 * low, middle - (middle - MESSAGE_TIME)
 
 
 #: :func:`_binade` of every exponent a remainder between :data:`PRECISION` and :data:`_ABSORBED` can have (from -29,
@@ -245,20 +254,35 @@ def _binade(exponent: int) -> tuple[float, float, float]:
 _BINADES = [_binade(exponent) for exponent in range(-30, 16)]
 
 
+def _after_run(remaining: float, count: float) -> float:
+    """``remaining`` after a run of ``count`` message steps alone: :func:`_replay_entries` of one entry whose step is
+    0, without its loop."""
+    if remaining < PRECISION:
+        return 0.0
+    if count and remaining <= _ABSORBED:
+        low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+        after = remaining - count * loss
+        if after + loss - MESSAGE_TIME >= low:  # no step left the binade: each lost ``loss``
+            return after
+        return after_messages(remaining, int(count))
+    return remaining
+
+
 def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     """``remaining`` after the logged entries ``steps`` and ``runs`` (a step, then a run of message steps), one by
     one, as SimGrid computes it: a step's duration subtracted (zero below :data:`PRECISION`), a run of message steps
     in bulk within a binade."""
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
+    precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):
         remaining -= step
-        if remaining < PRECISION:
+        if remaining < precision:
             remaining = 0.0
-        elif count and remaining <= _ABSORBED:
+        elif count and remaining <= absorbed:
             if not low <= remaining < high:
                 low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
-            if after + loss - MESSAGE_TIME >= low > PRECISION:  # no step left the binade: each lost ``loss``
+            if after + loss - message_time >= low:  # no step left the binade: each lost ``loss``
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))
