@@ -41,7 +41,9 @@ POLICIES = ("fcfs", "spf")
 BOUNDED = ["--variant", "classification-bounded"]
 ORDER = ["--variant", "classification-blocking"]
 TOLERANT = ["--variant", "classification-tolerant"]
-HALF = [*TOLERANT, "--probe-length", "0.5"]  # tolerant with blocking's trials (half a divider, 300 s at most)
+#: tolerant with blocking's trials (half a divider, 300 s at most); HALF10: and promotion after ten requests
+HALF = [*TOLERANT, "--probe-length", "0.5"]
+HALF10 = [*HALF, "--promote-after", "10"]
 #: Every rule tried, by name: its ``simulate`` options (docs/results.md lists what each means).
 RULES: dict[str, list[str]] = {
     "idempotent": ["--variant", "classification-idempotent"],
@@ -66,17 +68,18 @@ RULES: dict[str, list[str]] = {
     "blocking-order-slack1": [*ORDER, "--kill-slack", "1"],
     "blocking-order-p0.05": [*ORDER, "--probe-threshold", "0.05"],
     "blocking-order-waiting0.2-promote10": [*ORDER, "--head-slack", "0.2", "--promote-after", "10"],
-    "tolerant-half-order-planned": [*HALF, "--order-by", "planned"],  # tolerant as it was before --order-by
-    "tolerant-half": HALF,
-    "tolerant-half-head0.2": [*HALF, "--head-slack", "0.2"],
-    "tolerant-half-head0.4": [*HALF, "--head-slack", "0.4"],
+    "tolerant-half-order-planned": [*HALF10, "--order-by", "planned"],  # tolerant as it was before --order-by
+    "tolerant-half": HALF10,
+    "tolerant-half-head0.2": [*HALF10, "--head-slack", "0.2"],
+    "tolerant-half-head0.4": [*HALF10, "--head-slack", "0.4"],
     "tolerant-half-promote7": [*HALF, "--promote-after", "7"],
     "tolerant-half-promote15": [*HALF, "--promote-after", "15"],
-    "tolerant-half-retry-ahead": [*HALF, "--retry-queue", "ahead"],
-    "tolerant-half-threshold0.4": [*HALF, "--classifier-threshold", "0.4"],
-    # blocking-order, --head-slack 0.3 --promote-after 10 --order-by estimate --probe-length 1
+    "tolerant-half-retry-ahead": [*HALF10, "--retry-queue", "ahead"],
+    "tolerant-half-threshold0.4": [*HALF10, "--classifier-threshold", "0.4"],
+    "tolerant-promote10": [*TOLERANT, "--promote-after", "10"],
+    "tolerant-promote10-limit600": [*TOLERANT, "--promote-after", "10", "--probe-limit", "600"],
+    # blocking-order, --head-slack 0.3 --promote-after 7 --order-by estimate --probe-length 1
     "tolerant": TOLERANT,
-    "tolerant-limit600": [*TOLERANT, "--probe-limit", "600"],
 }
 #: Rules measured on a core whose options were dropped or changed since, by the commit they run at (``git worktree
 #: add DIR COMMIT``, then ``simulate`` with the same options there): ``run`` refuses them here, ``table`` reads their

@@ -70,12 +70,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
     # issue 32: blocking, but a job past its trial is spared a delay of up to 0.3 x the request of a first waiting job
-    # not classified small that could not start now anyway; a job that waited ten times its request leaves Q; the
+    # not classified small that could not start now anyway; a job that waited seven times its request leaves Q; the
     # policy orders waiting jobs by their request, not by their trial; and a trial lasts a whole divider (300 s at most)
     "classification-tolerant": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
-                                "promote_after": 10.0, "order_by": "estimate"},
+                                "promote_after": 7.0, "order_by": "estimate"},
 }
 
 

@@ -15,7 +15,7 @@ from tests.test_safeguard import StubClassifier
 # probing with the planning rule of the variants: a watched job is planned to end within its trial
 PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider_estimates="all")
 # classification-tolerant's kill rule
-TOLERANT = dict(kill_for="order", head_slack=0.3, promote_after=10)
+TOLERANT = dict(kill_for="order", head_slack=0.3, promote_after=7)
 
 
 def run(jobs, nb_res, kill_on, small=(), uncertain=("w0!0",), divider=100.0, options=None, **extras):
@@ -136,7 +136,7 @@ def test_classification_blocking_is_bounded_with_the_blocking_rule():
 def test_classification_tolerant_is_blocking_with_a_head_slack_promotion_the_requests_order_and_longer_trials():
     tolerant = SchedulerConfig.variant("classification-tolerant")
     blocking = SchedulerConfig.variant("classification-blocking")
-    assert (tolerant.head_slack, tolerant.promote_after, tolerant.order_by) == (0.3, 10.0, "estimate")
+    assert (tolerant.head_slack, tolerant.promote_after, tolerant.order_by) == (0.3, 7.0, "estimate")
     assert (tolerant.probe_length, tolerant.probe_limit) == (1.0, 300.0)
     assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0, "order_by": "planned",
             "probe_length": 0.5} == blocking.to_dict()
