@@ -46,6 +46,8 @@ RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
 PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack")
+#: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
+PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
 CLASSIFIER_OPTIONS = {"running_siblings": "it overrides the classifier's answer",
                       "promote_after": "it moves jobs out of Q, the queue of the jobs classified large"}
@@ -445,9 +447,10 @@ class SchedulerConfig:
                 raise ConfigError(f"probe_threshold: must be below classifier_threshold ({self.classifier_threshold}), "
                                   f"got {self.probe_threshold}")
         changed = {f.name for f in fields(self) if getattr(self, f.name) != f.default}
-        if "order_by" in changed and self.divider_estimates != "all":
-            raise ConfigError("order_by: a waiting job is planned with its own estimate unless divider_estimates is "
-                              "'all': set divider_estimates all too")
+        for name in PLANNED_TRIAL_OPTIONS:
+            if name in changed and self.divider_estimates != "all":
+                raise ConfigError(f"{name}: a waiting job is planned with its own estimate unless divider_estimates "
+                                  "is 'all': set divider_estimates all too")
         for name in PROBING_OPTIONS:
             if name in changed and self.probe_threshold is None:
                 raise ConfigError(f"{name}: it concerns uncertain jobs: set probe_threshold too")

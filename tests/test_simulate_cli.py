@@ -53,6 +53,7 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     assert rows["kill_on"] == ["–", "deadline", "–", "deadline", "deadline", "blocking", "blocking"]  # no safeguard: –
     assert rows["head_slack"] == ["–", "0.0", "–", "0.0", "0.0", "0.0", "0.3"]
     assert rows["promote_after"] == ["–", "0.0", "0.0", "0.0", "0.0", "0.0", "7.0"]  # needs a classifier
+    assert rows["order_by"] == ["–", "–", "–", "planned", "planned", "planned", "estimate"]  # needs divider_estimates all
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]

@@ -14,7 +14,8 @@ from typing import Callable
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.compose import warm_up
-from scheduler.config import CLASSIFIER_OPTIONS, KILL_OPTIONS, PROBING_OPTIONS, VARIANTS, SchedulerConfig
+from scheduler.config import (CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, VARIANTS,
+                              SchedulerConfig)
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import UsageError
 from scheduler.metrics import METRICS
@@ -262,7 +263,8 @@ def _setting(config: dict, key: str) -> str:
     """A config value in the comparison; "–" for none, and for an option that does not act in this config."""
     inactive = (key in PROBING_OPTIONS and config.get("probe_threshold") is None
                 or key in KILL_OPTIONS and config.get("safeguard") != "kill"
-                or key in CLASSIFIER_OPTIONS and config.get("classifier") == "none")
+                or key in CLASSIFIER_OPTIONS and config.get("classifier") == "none"
+                or key in PLANNED_TRIAL_OPTIONS and config.get("divider_estimates") != "all")
     return "–" if inactive or config[key] is None else str(config[key])
 
 
