@@ -5,6 +5,7 @@ against the share of jobs killed).
     python experiments/kill_frontier.py run RULE [RULE...] -o OUT     # simulate what is missing, print the criteria
     python experiments/kill_frontier.py table -o OUT                  # every rule run so far: OUT/points.csv
     python experiments/kill_frontier.py plot POINTS.csv -o DIR        # DIR/kill_frontier_<trace>.png (and .svg)
+    python experiments/kill_frontier.py gap RULE -o OUT               # where its mean bsld differs from CC's
 
 Runs go to OUT/<rule>/<trace>_<policy>_jobs.csv (base and class-clairvoyant under OUT/ref/), one ``simulate``
 process at a time (under ``nice``), and are reused when present. The traces are read from ../shared/workloads
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from scheduler.metrics import fold_attempts, summarize  # noqa: E402
+from scheduler.metrics import bounded_slowdown, fold_attempts, summarize  # noqa: E402
 from scheduler.sim.output import read_jobs_csv  # noqa: E402
 
 WORKLOADS = ROOT.parent / "shared" / "workloads"
@@ -169,6 +170,26 @@ def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
     return row
 
 
+def gap_by_class(run_csv: Path, cc_csv: Path) -> pd.DataFrame:
+    """Where a run's mean bsld differs from class-clairvoyant's: the jobs grouped by the class the run gave them
+    (its first attempt's ``class=`` metadata), whether they are actually small (runtime below the run's median) and
+    whether they were killed; per group the jobs, and each side's sum of bsld over the trace's job count (so that
+    the groups' differences add up to the difference of the means)."""
+    run, cc = read_jobs_csv(run_csv), read_jobs_csv(cc_csv)
+    folded = fold_attempts(run).set_index("job_id")
+    first = run[~run["job_id"].astype(str).str.contains("#", regex=False)]
+    classes = first.set_index(first["job_id"].astype(str))["metadata"].str.extract(r"class=(\w+)")[0]
+    cc_folded = fold_attempts(cc).set_index("job_id")
+    jobs = pd.DataFrame({"class": classes.reindex(folded.index.astype(str)).to_numpy(),
+                         "small": folded["runtime"] < folded["runtime"].median(), "killed": folded["attempts"] > 1,
+                         "run": bounded_slowdown(folded["wait"], folded["runtime"]),
+                         "cc": bounded_slowdown(cc_folded["wait"], cc_folded["runtime"]).reindex(folded.index)})
+    table = jobs.groupby(["class", "small", "killed"]).agg(jobs=("run", "size"), run=("run", "sum"), cc=("cc", "sum"))
+    table[["run", "cc"]] /= len(jobs)
+    table["difference"] = table["run"] - table["cc"]
+    return table
+
+
 def show(row: dict) -> str:
     return (f"{row['rule']:24s} {row['trace']:8s} {row['policy']:4s} {row['share_of_cc']:.2f} of CC "
             f"({row['reduction']:.1%} vs {row['cc_reduction']:.1%}), killed {row['killed']:.1%}, "
@@ -179,13 +200,20 @@ def show(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("run", "table", "plot"))
-    parser.add_argument("args", nargs="*", help="run: rule names (all: every rule); plot: the points CSV")
+    parser.add_argument("command", choices=("run", "table", "plot", "gap"))
+    parser.add_argument("args", nargs="*", help="run: rule names (all: every rule); plot: the points CSV; gap: a rule")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--traces", default=",".join(TRACES))
     parser.add_argument("--policies", default=",".join(POLICIES))
     options = parser.parse_args(argv)
     traces, policies = options.traces.split(","), options.policies.split(",")
+    if options.command == "gap":
+        for trace in traces:
+            for policy in policies:
+                cc = options.output / "ref" / f"{trace}_{policy}_class-clairvoyant_jobs.csv"
+                print(f"{options.args[0]}, {trace} {policy} (mean bsld against class-clairvoyant's, per group):")
+                print(gap_by_class(options.output / options.args[0] / f"{trace}_{policy}_jobs.csv", cc).round(3))
+        return
     if options.command == "plot":
         from scheduler.experiments.plots import kill_frontier
 
