@@ -90,10 +90,7 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        if self._mailbox:  # (as _receive, inline: a call per message)
-            self._start_sending(*self._mailbox.popleft())
-        else:
-            self._receiving = True
+        self._receive()
 
     def _receive(self) -> None:
         if self._mailbox:

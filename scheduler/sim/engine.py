@@ -252,20 +252,13 @@ class BatsimEngine(BatsimActors):
         """Whole cycles, one after the other, while the engine is quiet (no actor to run, no message in flight, the
         server waiting, no sleep about to end) and the next sleep to end ends alone (:meth:`_cycle`); whether any
         ran. The first cycle that leaves the engine otherwise hands back to :meth:`_maestro`."""
-        timeline, submitter, ran = self._timeline, self._submitter_process, False
+        timeline, ran = self._timeline, False
         while (self._in_flight is None and self._receiving and not self._to_run and not timeline.followed
                and not self._done):
             sleep = timeline.jump_alone()
             if sleep is None:
                 break
-            process = sleep.owner  # (as _cycle, inline: a call per cycle)
-            process.sleep = None
-            if process.actor.__class__ is JobEnd:
-                self._completion_cycle(process)
-            elif process is submitter:
-                self._submission_cycle(process)
-            else:
-                self._run_alone(process)
+            self._cycle(sleep.owner)
             ran = True
         return ran
 
