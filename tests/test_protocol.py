@@ -504,3 +504,32 @@ def test_interval_strings_round_trip_to_bit_masks(mask):
 
     text = to_interval_string(mask)
     assert text == str(ProcSet.from_str(text)) and from_interval_string(text) == mask
+
+
+
+_JOB_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2.0, 2.0, allow_nan=False),
+                        st.sampled_from([-1, -1.0, 0, 1e9, "", "x", "w0!1", "1", 1, [], {}]))
+_MISSING = object()
+
+
+@settings(max_examples=400, deadline=None)
+@given(changes=st.dictionaries(st.sampled_from(["id", "subtime", "res", "walltime", "profile", "user"]),
+                               st.one_of(st.just(_MISSING), _JOB_VALUES), max_size=2),
+       job_id=st.sampled_from(["w0!1", "w1!1"]))
+def test_read_job_fast_path_is_the_field_by_field_check(changes, job_id):
+    """read_job accepts the usual job at once: on a valid job with up to two fields changed or removed, it returns
+    or raises what the field-by-field check does."""
+    from scheduler.batsim.rules import _read_job, read_job
+    from scheduler.batsim.wire import Invalid
+
+    job = {"id": job_id, "subtime": 3, "res": 2, "walltime": 60.0, "profile": "p", "user": 7}
+    job.update(changes)
+    job = {key: value for key, value in job.items() if value is not _MISSING}
+
+    def outcome(read):
+        try:
+            return read(dict(job), job_id, "data.job")
+        except Invalid as exc:
+            return str(exc)
+
+    assert outcome(read_job) == outcome(_read_job)

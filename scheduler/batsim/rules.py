@@ -127,6 +127,20 @@ def delay_of(profile: Any) -> float | None:
 
 def read_job(job: dict[str, Any], job_id: str, path: str) -> JobObject:
     """Check a job object; what it says."""
+    subtime, res, walltime, profile = job.get("subtime"), job.get("res"), job.get("walltime", -1), job.get("profile")
+    if (job.get("id") == job_id and type(subtime) in _NUMBER and type(res) is int and res >= 0
+            and type(walltime) in _NUMBER and (walltime == -1 or walltime > 0) and type(profile) is str):
+        return JobObject(float(subtime), res, float(walltime), profile,  # the usual job: every check passes at once
+                         {k: v for k, v in job.items() if k not in JOB_FIELDS})
+    return _read_job(job, job_id, path)
+
+
+#: The types of a JSON number (``bool`` is not one).
+_NUMBER = (int, float)
+
+
+def _read_job(job: dict[str, Any], job_id: str, path: str) -> JobObject:
+    """:func:`read_job`, field by field, naming the first one that is wrong."""
     if "id" not in job:
         raise Invalid(f"missing '{path}.id'")
     given = job["id"]
