@@ -321,8 +321,8 @@ class BatsimEngine(BatsimActors):
             return
         self._call_alone(process, exchange.send(None))
 
-    def _completion_cycle(self, executor: JobEnd) -> None:
-        """A job's executor (:class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
+    def _completion_cycle(self, executor: Process) -> None:
+        """A job's executor (its actor a :class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
         :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server records
         it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
         job_end = executor.actor

@@ -40,7 +40,7 @@ class Sleep:
 
     __slots__ = ("seq", "remaining", "mark", "offset", "end", "owner", "cancelled", "followed")
 
-    def __init__(self, seq: int, remaining: float, mark: int, offset: int, end: float, owner: Any = None) -> None:
+    def __init__(self, seq: int, remaining: float, mark: int, offset: float, end: float, owner: Any = None) -> None:
         self.seq = seq  # (one assignment each: cheaper than a tuple's)
         self.remaining = remaining
         self.mark = mark
