@@ -29,7 +29,8 @@ from common import (REPO, child_env, export_revision, machine_line, markdown_tab
                     run_child, shared_path, synthetic_trace)
 
 #: Plays a recording (one message a line) to the decision-process side of the revision on ``PYTHONPATH``; prints the
-#: second pass's CPU seconds per part, as JSON. (Older revisions kept ``SchedulerCodec`` in ``scheduler.batsim.protocol``.)
+#: second pass's CPU seconds per part, as JSON. (Older revisions kept ``SchedulerCodec`` in
+#: ``scheduler.batsim.protocol``.)
 PLAYER = """
 import gc, json, sys, time
 try:

@@ -322,9 +322,9 @@ class BatsimEngine(BatsimActors):
         self._call_alone(process, exchange.send(None))
 
     def _completion_cycle(self, executor: Process) -> None:
-        """A job's executor (its actor a :class:`JobEnd`) whose sleep ended alone, the server waiting: the whole cycle, as
-        :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server records
-        it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
+        """A job's executor (its actor a :class:`JobEnd`) whose sleep ended alone, the server waiting: the whole
+        cycle, as :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server
+        records it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
         job_end = executor.actor
         sim = job_end.sim
         job_end.reported = executor.dead = True
