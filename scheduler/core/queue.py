@@ -28,9 +28,10 @@ class JobQueue:
     ``order_estimate(job)`` when given: the decision core plans a watched job with its trial's bound,
     yet may order it by its own estimate.
 
-    Static policies keep a sorted list, and beside it each job's width (its processor count), so
-    that the jobs narrow enough for the free machines are picked out without a Python loop over
-    the queue; dynamic ones (WFP) are re-sorted at each read.
+    Static policies keep a sorted list, and beside it the jobs and their widths (their processor
+    counts) in the same order, so that the head, the whole order and the jobs narrow enough for
+    the free machines are read without a Python loop over the queue; dynamic ones (WFP) are
+    re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
@@ -43,6 +44,7 @@ class JobQueue:
         self.order_estimate = order_estimate
         self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
+        self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
         self._rank_estimate: dict[str, tuple[int, float, float]] = {}  # rank, planned estimate, ordering estimate
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
@@ -68,6 +70,7 @@ class JobQueue:
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
+            self._in_order.insert(at, job)
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
@@ -78,6 +81,7 @@ class JobQueue:
             at = bisect_left(self._entries, self._entry.pop(job.id))
             del self._entries[at]
             del self._widths[at]
+            del self._in_order[at]
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -115,7 +119,7 @@ class JobQueue:
                 key=lambda j: (rank_estimate[j.id][0], key(j, rank_estimate[j.id][2], now)),
             )
         else:
-            ordered = [jobs[job_id] for _, _, job_id in self._entries]
+            ordered = self._in_order.copy()
         starving = self._starving(now)
         if not starving:
             return ordered
@@ -131,9 +135,7 @@ class JobQueue:
         """:meth:`ordered`, less the jobs that need more than ``width`` processors."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return [job for job in self.ordered(now) if job.res <= width]
-        jobs = self._jobs
-        narrow = compress(self._entries, map(width.__ge__, self._widths))  # width >= each job's res, in C
-        return [jobs[job_id] for _, _, job_id in narrow]
+        return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
@@ -150,7 +152,7 @@ class JobQueue:
                         return job
         if self.policy.dynamic:
             return self.ordered(now)[0]
-        return self._jobs[self._entries[0][2]]
+        return self._in_order[0]
 
     def _starving(self, now: float, limit: int | None = None) -> list[Job]:
         if self.starvation_threshold is None or not self._by_submission:
