@@ -84,13 +84,12 @@ class EasyBackfilling(Algorithm):
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
         priority, estimate = self.priority, self.queue.estimate
-        # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
-        # machines free only shrink during the pass
-        ordered = self.queue.ordered_within(now, profile.nb_free)
-        if not ordered:
-            return
-        if self.backfill_order is not None:
-            key = self.backfill_order.key
+        # a copy (starting a job removes it from the queue); the loop skips the jobs wider than the free machines,
+        # which only shrink during the pass (a loop over them all costs less than filtering them out first)
+        ordered = self.queue.ordered(now)
+        if self.backfill_order is not None:  # its keys only for the jobs that fit
+            key, free = self.backfill_order.key, profile.nb_free
+            ordered = [job for job in ordered if job.res <= free]
             ordered.sort(key=lambda job: key(job, estimate(job), now))
         outside = profile.free_outside_reservation()
         for job in ordered:
