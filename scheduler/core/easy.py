@@ -62,12 +62,12 @@ class EasyBackfilling(Algorithm):
         head = queue.head(now)
         while head is not None:
             duration = queue.estimate(head)  # what self.estimate gives, kept by the queue (see _full_pass)
-            fit = profile.first_fit(head.res, duration, now)
-            if not fit.now:
-                profile.reserve(head.id, fit, head.res, duration)
+            mask = profile.fits_now(head.res, duration, now)
+            if mask is None:  # first fit later
+                profile.reserve(head.id, profile.later_fit(head.res, duration, now), head.res, duration)
                 self.priority = head
                 return head
-            self._start(head, fit.mask, duration, now, started)
+            self._start(head, mask, duration, now, started)
             head = queue.head(now)
         self.priority = None
         return None

@@ -123,6 +123,10 @@ class AvailabilityProfile:
         mask = self.fits_now(res, duration, now)
         if mask is not None:
             return Fit(now, mask, True)
+        return self.later_fit(res, duration, now)
+
+    def later_fit(self, res: int, duration: float, now: float) -> Fit:
+        """:meth:`first_fit` for a job that does not fit now (:meth:`fits_now` refused it)."""
         resv = self.reservation
         if resv is None:
             return self._fit_after_ends(res, now)
