@@ -325,7 +325,7 @@ class DecisionCore:
     def _enqueue(self, job: Job, rank: int, now: float) -> None:
         """``job`` waits in queue ``rank``; in Q, until it has waited ``promote_after`` x its request, if set."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
-        if rank == JobClass.LARGE.rank and self.config.promote_after:
+        if self.config.promote_after and rank == JobClass.LARGE.rank:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
 

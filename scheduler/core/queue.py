@@ -120,6 +120,8 @@ class JobQueue:
             )
         else:
             ordered = self._in_order.copy()
+        if self.starvation_threshold is None:  # the common case skips the call
+            return ordered
         starving = self._starving(now)
         if not starving:
             return ordered
