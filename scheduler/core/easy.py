@@ -64,7 +64,7 @@ class EasyBackfilling(Algorithm):
             duration = queue.estimate(head)  # what self.estimate gives, kept by the queue (see _full_pass)
             mask = profile.fits_now(head.res, duration, now)
             if mask is None:  # first fit later
-                profile.reserve(head.id, profile.later_fit(head.res, duration, now), head.res, duration)
+                profile.reserve(head.id, head.res, duration, now)  # its first fit later
                 self.priority = head
                 return head
             self._start(head, mask, duration, now, started)

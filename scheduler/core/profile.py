@@ -80,8 +80,10 @@ class AvailabilityProfile:
 
     # --- the reservation -----------------------------------------------------------
 
-    def reserve(self, job_id: str, fit: Fit, res: int, duration: float) -> None:
-        self.reservation = Holding(job_id, fit.start, fit.start + duration, res, fit.mask)
+    def reserve(self, job_id: str, res: int, duration: float, now: float) -> None:
+        """Reserve for ``job_id``, which does not fit now, the machines of its first fit later."""
+        start, mask = self.later_fit(res, duration, now)
+        self.reservation = Holding(job_id, start, start + duration, res, mask)
 
     def cancel_reservation(self) -> None:
         self.reservation = None
@@ -123,10 +125,11 @@ class AvailabilityProfile:
         mask = self.fits_now(res, duration, now)
         if mask is not None:
             return Fit(now, mask, True)
-        return self.later_fit(res, duration, now)
+        start, mask = self.later_fit(res, duration, now)
+        return Fit(start, mask, False)
 
-    def later_fit(self, res: int, duration: float, now: float) -> Fit:
-        """:meth:`first_fit` for a job that does not fit now (:meth:`fits_now` refused it)."""
+    def later_fit(self, res: int, duration: float, now: float) -> tuple[float, int]:
+        """:meth:`first_fit`'s start and machines for a job that does not fit now (:meth:`fits_now` refused it)."""
         resv = self.reservation
         if resv is None:
             return self._fit_after_ends(res, now)
@@ -151,13 +154,13 @@ class AvailabilityProfile:
                 available |= holdings[merged].mask
                 merged += 1
             if not overlap:
-                return Fit(start, lowest(available, res), False)
+                return start, lowest(available, res)
             candidate = available & ~resv.mask
             if candidate.bit_count() >= res:
-                return Fit(start, lowest(candidate, res), False)
+                return start, lowest(candidate, res)
         raise AssertionError("unreachable: every machine is free after the last end")
 
-    def _fit_after_ends(self, res: int, now: float) -> Fit:
+    def _fit_after_ends(self, res: int, now: float) -> tuple[float, int]:
         """:meth:`first_fit` without a reservation, for a job that does not fit now: it starts at the first
         expected end (``now`` for one already past) by which enough machines are free, on the lowest of the
         machines free then."""
@@ -175,4 +178,4 @@ class AvailabilityProfile:
             if holding.end > start:
                 break
             available |= holding.mask
-        return Fit(start, lowest(available, res), False)
+        return start, lowest(available, res)
