@@ -91,12 +91,15 @@ class EasyBackfilling(Algorithm):
             key, free = self.backfill_order.key, profile.nb_free
             ordered = [job for job in ordered if job.res <= free]
             ordered.sort(key=lambda job: key(job, estimate(job), now))
-        outside = profile.free_outside_reservation()
+        # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
+        # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
+        # counted once per start)
+        reservation, outside = profile.reservation, profile.free_outside_reservation()
         for job in ordered:
             if job.res <= profile.nb_free and job is not priority:
                 duration = estimate(job)
-                if profile.blocked_by_reservation(job.res, duration, now, outside):
-                    continue  # what fits_now would find, without its mask arithmetic
+                if reservation is not None and job.res > outside and now + duration > reservation.start:
+                    continue
                 mask = profile.fits_now(job.res, duration, now)
                 if mask is not None:
                     self._start(job, mask, duration, now, started)

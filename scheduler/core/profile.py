@@ -102,15 +102,9 @@ class AvailabilityProfile:
                 return None
         return lowest(available, res)
 
-    def blocked_by_reservation(self, res: int, duration: float, now: float, free_outside: int) -> bool:
-        """Whether :meth:`fits_now` refuses a job for the reservation's sake, from ``free_outside``
-        (:meth:`free_outside_reservation`, which a caller may keep between starts): it would overlap the
-        reservation and needs more machines than it leaves free."""
-        resv = self.reservation
-        return resv is not None and res > free_outside and now + duration > resv.start
-
     def free_outside_reservation(self) -> int:
-        """How many free machines the reservation does not hold (all of them without one)."""
+        """How many free machines the reservation does not hold (all of them without one): a job that would
+        overlap the reservation and needs more does not fit now."""
         if self.reservation is None:
             return self.nb_free
         return (self.free_mask & ~self.reservation.mask).bit_count()
