@@ -61,7 +61,7 @@ class EasyBackfilling(Algorithm):
         queue, profile = self.queue, self.profile
         head = queue.head(now)
         while head is not None:
-            duration = queue.estimate(head)  # what self.estimate gives, kept by the queue (see _full_pass)
+            duration = queue.estimates[head.id]  # what self.estimate gives, kept by the queue (see _full_pass)
             mask = profile.fits_now(head.res, duration, now)
             if mask is None:  # first fit later
                 profile.reserve(head.id, head.res, duration, now)  # its first fit later
@@ -83,21 +83,21 @@ class EasyBackfilling(Algorithm):
             return
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
-        priority, estimate = self.priority, self.queue.estimate
+        priority, estimates = self.priority, self.queue.estimates
         # a copy (starting a job removes it from the queue); the loop skips the jobs wider than the free machines,
         # which only shrink during the pass (a loop over them all costs less than filtering them out first)
         ordered = self.queue.ordered(now)
         if self.backfill_order is not None:  # its keys only for the jobs that fit
             key, free = self.backfill_order.key, profile.nb_free
             ordered = [job for job in ordered if job.res <= free]
-            ordered.sort(key=lambda job: key(job, estimate(job), now))
+            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
         # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
         # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
         # counted once per start)
         reservation, outside = profile.reservation, profile.free_outside_reservation()
         for job in ordered:
             if job.res <= profile.nb_free and job is not priority:
-                duration = estimate(job)
+                duration = estimates[job.id]
                 if reservation is not None and job.res > outside and now + duration > reservation.start:
                     continue
                 mask = profile.fits_now(job.res, duration, now)
@@ -115,7 +115,7 @@ class EasyBackfilling(Algorithm):
                 break
             if job is self.priority or job.res > available or job not in queue:
                 continue
-            duration = queue.estimate(job)
+            duration = queue.estimates[job.id]
             mask = profile.fits_now(job.res, duration, now)
             if mask is not None:
                 self._start(job, mask, duration, now, started)
