@@ -46,7 +46,6 @@ class EasyBackfilling(Algorithm):
         previous = self.priority
         head = self.queue.head(now)
         if head is not previous:
-            self._drop_reservation()
             self._start_heads(now, started)
         if released or replan:
             self._full_pass(now, started)
@@ -57,13 +56,14 @@ class EasyBackfilling(Algorithm):
     # --- steps ---------------------------------------------------------------------
 
     def _start_heads(self, now: float, started: list[Execute]) -> Job | None:
-        """Start queue heads while they fit now; reserve for the first that does not."""
+        """Drop the reservation; start queue heads while they fit now; reserve for the first that does not."""
         queue, profile = self.queue, self.profile
+        profile.cancel_reservation()
         head = queue.head(now)
         while head is not None:
             duration = queue.estimates[head.id]  # what self.estimate gives, kept by the queue (see _full_pass)
             mask = profile.fits_now(head.res, duration, now)
-            if mask is None:  # first fit later
+            if mask is None:
                 profile.reserve(head.id, head.res, duration, now)  # its first fit later
                 self.priority = head
                 return head
@@ -77,7 +77,6 @@ class EasyBackfilling(Algorithm):
         profile = self.profile
         if profile.nb_free == 0:
             return
-        self._drop_reservation()
         self._start_heads(now, started)
         if profile.nb_free == 0:
             return
@@ -120,9 +119,3 @@ class EasyBackfilling(Algorithm):
             if mask is not None:
                 self._start(job, mask, duration, now, started)
                 available -= job.res
-
-    # --- helpers -------------------------------------------------------------------
-
-    def _drop_reservation(self) -> None:
-        self.profile.cancel_reservation()
-        self.priority = None
