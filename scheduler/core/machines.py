@@ -23,6 +23,8 @@ def lowest(mask: int, count: int) -> int:
     """
     if count <= 0:
         return 0
+    if count == 1 and mask:  # the most common request
+        return mask & -mask
     chosen = 0
     rest = mask
     while rest:
