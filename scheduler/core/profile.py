@@ -19,6 +19,7 @@ reservation's start and end.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
@@ -56,6 +57,9 @@ class AvailabilityProfile:
         self.free_mask = full_mask(nb_machines)  # machines no running job holds
         self.nb_free = nb_machines
         self.running: dict[str, Holding] = {}
+        # the same holdings by expected end, kept so as each start, end and change of an expected end comes (a
+        # sort at each first fit cost more: a reservation hardly ever finds the running jobs as the last left them)
+        self._by_end: list[Holding] = []
         self.reservation: Holding | None = None
 
     # --- running jobs --------------------------------------------------------------
@@ -64,19 +68,32 @@ class AvailabilityProfile:
         """Record that ``job_id`` runs on ``mask`` from ``start``, expected to end at ``end``."""
         if mask & ~self.free_mask:
             raise ValueError(f"job {job_id!r}: machines already in use")
-        self.running[job_id] = Holding(job_id, start, end, res, mask)
+        holding = self.running[job_id] = Holding(job_id, start, end, res, mask)
+        insort(self._by_end, holding, key=_expected_end)
         self.free_mask &= ~mask
         self.nb_free -= res
 
     def finish(self, job_id: str) -> Holding:
         """Release the machines of a running job."""
         holding = self.running.pop(job_id)
+        self._unlist(holding)
         self.free_mask |= holding.mask
         self.nb_free += holding.res
         return holding
 
     def set_expected_end(self, job_id: str, end: float) -> None:
-        self.running[job_id].end = end
+        holding = self.running[job_id]
+        self._unlist(holding)
+        holding.end = end
+        insort(self._by_end, holding, key=_expected_end)
+
+    def _unlist(self, holding: Holding) -> None:
+        """Take ``holding`` out of :attr:`_by_end` (among those ending at the same time, by identity)."""
+        by_end = self._by_end
+        at = bisect_left(by_end, holding.end, key=_expected_end)
+        while by_end[at] is not holding:
+            at += 1
+        del by_end[at]
 
     # --- the reservation -----------------------------------------------------------
 
@@ -130,7 +147,7 @@ class AvailabilityProfile:
         # The slices after the first one start at each distinct expected end of a running
         # job (``now`` for one whose completion is not reported yet) and at the reservation's
         # bounds. Counts decide where the job fits; masks are only built for that slice.
-        holdings = sorted(self.running.values(), key=_expected_end)
+        holdings = self._by_end
         ends = [now if holding.end < now else holding.end for holding in holdings]
         starts = sorted({*ends, resv.start, resv.end}) if resv else dict.fromkeys(ends)
         count, taken, nb_holdings = self.nb_free, 0, len(holdings)
@@ -158,7 +175,7 @@ class AvailabilityProfile:
         """:meth:`first_fit` without a reservation, for a job that does not fit now: it starts at the first
         expected end (``now`` for one already past) by which enough machines are free, on the lowest of the
         machines free then."""
-        holdings = sorted(self.running.values(), key=_expected_end)
+        holdings = self._by_end
         count = self.nb_free
         for holding in holdings:
             count += holding.res
