@@ -104,9 +104,9 @@ class DecisionCore:
         self._siblings: dict[tuple, set[str]] = {}  # (user, processors, p̃) -> the waiting watched jobs
         self._running_siblings: dict[tuple, dict[str, float]] = {}  # (user, processors, p̃) -> running job -> start
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
-        self.starts: dict[str, float] = {}
+        self.starts: dict[str, float] = {}  # job id -> its start (kept only for the parts beside the algorithm)
         self.nb_machines = 0
-        self._free = 0  # processors no running job holds
+        self._free = 0  # processors no running job holds (kept only for the parts beside the algorithm)
         self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
         self.dynamic_jobs = False
         self.registration_finished = False
@@ -151,15 +151,12 @@ class DecisionCore:
         if self.algorithm is None or self.ended:
             return decisions
         replan = self._before_scheduling(now, decisions) if self._extras else False
-        jobs, states, starts = self.jobs, self.states, self.starts
+        states = self.states
         for execute in self.algorithm.schedule(now, arrived, released, replan):
-            job = jobs[execute.job_id]
-            states[job.id] = RUNNING
-            starts[job.id] = now
-            self._free -= job.res
+            states[execute.job_id] = RUNNING
             decisions.append(execute)
             if self._extras:
-                self._started(job, now, decisions)
+                self._started(self.jobs[execute.job_id], now, decisions)
         if self._extras:
             self._after_scheduling(now, decisions)
         return decisions
@@ -182,6 +179,8 @@ class DecisionCore:
     def _started(self, job: Job, now: float, decisions: list[Decision]) -> None:
         """What the parts beside the algorithm do when a job starts (after its EXECUTE_JOB)."""
         job_id = job.id
+        self.starts[job_id] = now
+        self._free -= job.res
         if job_id in self.small_waiting:
             self.small_waiting.discard(job_id)
             if self._siblings:
@@ -293,7 +292,8 @@ class DecisionCore:
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.algorithm.release(job_id)
-        self._free += self.jobs[job_id].res
+        if self._extras:  # only they read _free and starts
+            self._free += self.jobs[job_id].res
         if self._running_siblings:
             self._running_siblings.get(_request(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:

@@ -83,7 +83,8 @@ class JobQueue:
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
         if not self.policy.dynamic:
-            at = bisect_left(self._entries, self._entry.pop(job.id))
+            entry = self._entry.pop(job.id)
+            at = 0 if self._in_order[0] is job else bisect_left(self._entries, entry)  # the head: EASY's usual start
             del self._entries[at]
             del self._widths[at]
             del self._in_order[at]
