@@ -104,14 +104,17 @@ class DecisionCore:
         self._siblings: dict[tuple, set[str]] = {}  # (user, processors, p̃) -> the waiting watched jobs
         self._running_siblings: dict[tuple, dict[str, float]] = {}  # (user, processors, p̃) -> running job -> start
         self.origin: dict[str, str] = {}  # resubmitted attempt id -> original job id
-        self.starts: dict[str, float] = {}
+        self.starts: dict[str, float] = {}  # job id -> its start (kept only for the parts beside the algorithm)
         self.nb_machines = 0
-        self._free = 0  # processors no running job holds
+        self._free = 0  # processors no running job holds (kept only for the parts beside the algorithm)
         self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
         self.ended = False
+        # whether any part beside the algorithm acts at a decision (set at SIMULATION_BEGINS): a classifier, the
+        # safeguard, predictions, promotions, running siblings or dynamic jobs; without, decide skips them
+        self._extras = False
 
     # --- the one entry point -------------------------------------------------------
 
@@ -147,6 +150,20 @@ class DecisionCore:
                 raise SimulationError(f"unsupported event {type(event).__name__}")
         if self.algorithm is None or self.ended:
             return decisions
+        replan = self._before_scheduling(now, decisions) if self._extras else False
+        states = self.states
+        for execute in self.algorithm.schedule(now, arrived, released, replan):
+            states[execute.job_id] = RUNNING
+            decisions.append(execute)
+            if self._extras:
+                self._started(self.jobs[execute.job_id], now, decisions)
+        if self._extras:
+            self._after_scheduling(now, decisions)
+        return decisions
+
+    def _before_scheduling(self, now: float, decisions: list[Decision]) -> bool:
+        """What the parts beside the algorithm do before it schedules (promotions, the safeguard's deadlines and
+        kills, the predictions' deadline misses); whether the algorithm must replan."""
         self.alarms.passed(now)
         replan = self._promote(now) if self._promotions else False
         if self.safeguard is not None:
@@ -157,31 +174,34 @@ class DecisionCore:
             self._deadline_misses(now, decisions)
             replan |= self._replan
             self._replan = False
-        for execute in self.algorithm.schedule(now, arrived, released, replan):
-            self.states[execute.job_id] = RUNNING
-            self.starts[execute.job_id] = now
-            if execute.job_id in self.small_waiting:
-                self.small_waiting.discard(execute.job_id)
-                if self._siblings:
-                    self._siblings.get(_request(self.jobs[execute.job_id]), set()).discard(execute.job_id)
-            decisions.append(execute)
-            if self.config.running_siblings == "large" and "user" in self.jobs[execute.job_id].extras:
-                self._running_siblings.setdefault(_request(self.jobs[execute.job_id]), {})[execute.job_id] = now
-            res = self.jobs[execute.job_id].res
-            self._free -= res
-            if self.safeguard is not None and execute.job_id in self.small:
-                decisions.extend(self.safeguard.watch(execute.job_id, now + self.small[execute.job_id], now, res))
-            if self.predictions is not None:
-                job = self.jobs[execute.job_id]
-                changes = self.predictions.start(job, now)
-                self._watch_prediction(execute.job_id, now, decisions)
-                self._apply_prediction_changes(changes, now, decisions)
+        return replan
+
+    def _started(self, job: Job, now: float, decisions: list[Decision]) -> None:
+        """What the parts beside the algorithm do when a job starts (after its EXECUTE_JOB)."""
+        job_id = job.id
+        self.starts[job_id] = now
+        self._free -= job.res
+        if job_id in self.small_waiting:
+            self.small_waiting.discard(job_id)
+            if self._siblings:
+                self._siblings.get(_request(job), set()).discard(job_id)
+        if self.config.running_siblings == "large" and "user" in job.extras:
+            self._running_siblings.setdefault(_request(job), {})[job_id] = now
+        if self.safeguard is not None and job_id in self.small:
+            decisions.extend(self.safeguard.watch(job_id, now + self.small[job_id], now, job.res))
+        if self.predictions is not None:
+            changes = self.predictions.start(job, now)
+            self._watch_prediction(job_id, now, decisions)
+            self._apply_prediction_changes(changes, now, decisions)
+
+    def _after_scheduling(self, now: float, decisions: list[Decision]) -> None:
+        """What the parts beside the algorithm do once it has scheduled (kills that make room, the end of
+        registrations)."""
         if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
             self._make_room(now, decisions)
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
-        return decisions
 
     # --- event handlers ------------------------------------------------------------
 
@@ -203,6 +223,9 @@ class DecisionCore:
                          self.knowledge.estimate if self.config.order_by == "estimate" else None)
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
+        config = self.config
+        self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
+                        or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs)
 
     def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
         if self.algorithm is None:
@@ -269,7 +292,8 @@ class DecisionCore:
         if state != RUNNING:
             raise SimulationError(f"JOB_COMPLETED for job {job_id!r}, which is {state}, not running")
         self.algorithm.release(job_id)
-        self._free += self.jobs[job_id].res
+        if self._extras:  # only they read _free and starts
+            self._free += self.jobs[job_id].res
         if self._running_siblings:
             self._running_siblings.get(_request(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:
@@ -301,7 +325,7 @@ class DecisionCore:
     def _enqueue(self, job: Job, rank: int, now: float) -> None:
         """``job`` waits in queue ``rank``; in Q, until it has waited ``promote_after`` x its request, if set."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
-        if rank == JobClass.LARGE.rank and self.config.promote_after:
+        if self.config.promote_after and rank == JobClass.LARGE.rank:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
 

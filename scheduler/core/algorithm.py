@@ -95,16 +95,16 @@ class Algorithm(ABC):
         if head is None:
             return False
         profile = self.profile
-        holding, reservation = profile.running[job_id], profile.reservation
-        planned = holding.end
+        planned, reservation = profile.running[job_id].end, profile.reservation
         profile.reservation = None
         try:
-            holding.end = now
+            profile.set_expected_end(job_id, now)
             sooner = profile.first_fit(head.res, self.queue.estimate(head), now).start
-            holding.end = end
+            profile.set_expected_end(job_id, end)
             later = profile.first_fit(head.res, self.queue.estimate(head), now).start
         finally:
-            holding.end, profile.reservation = planned, reservation
+            profile.set_expected_end(job_id, planned)
+            profile.reservation = reservation
         return later > sooner + (slack + waiting_slack if sooner > now else slack)
 
     # --- shared by the implementations -----------------------------------------------

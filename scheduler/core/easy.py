@@ -46,7 +46,6 @@ class EasyBackfilling(Algorithm):
         previous = self.priority
         head = self.queue.head(now)
         if head is not previous:
-            self._drop_reservation()
             self._start_heads(now, started)
         if released or replan:
             self._full_pass(now, started)
@@ -57,17 +56,18 @@ class EasyBackfilling(Algorithm):
     # --- steps ---------------------------------------------------------------------
 
     def _start_heads(self, now: float, started: list[Execute]) -> Job | None:
-        """Start queue heads while they fit now; reserve for the first that does not."""
+        """Drop the reservation; start queue heads while they fit now; reserve for the first that does not."""
         queue, profile = self.queue, self.profile
+        profile.cancel_reservation()
         head = queue.head(now)
         while head is not None:
-            duration = queue.estimate(head)  # what self.estimate gives, kept by the queue (see _full_pass)
-            fit = profile.first_fit(head.res, duration, now)
-            if not fit.now:
-                profile.reserve(head.id, fit, head.res, duration)
+            duration = queue.estimates[head.id]  # what self.estimate gives, kept by the queue (see _full_pass)
+            mask = profile.fits_now(head.res, duration, now)
+            if mask is None:
+                profile.reserve(head.id, head.res, duration, now)  # its first fit later
                 self.priority = head
                 return head
-            self._start(head, fit.mask, duration, now, started)
+            self._start(head, mask, duration, now, started)
             head = queue.head(now)
         self.priority = None
         return None
@@ -77,27 +77,28 @@ class EasyBackfilling(Algorithm):
         profile = self.profile
         if profile.nb_free == 0:
             return
-        self._drop_reservation()
         self._start_heads(now, started)
         if profile.nb_free == 0:
             return
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
-        priority, estimate = self.priority, self.queue.estimate
-        # a copy (starting a job removes it from the queue), of the jobs that fit in the free machines: the
-        # machines free only shrink during the pass
-        ordered = self.queue.ordered_within(now, profile.nb_free)
-        if not ordered:
-            return
-        if self.backfill_order is not None:
-            key = self.backfill_order.key
-            ordered.sort(key=lambda job: key(job, estimate(job), now))
-        outside = profile.free_outside_reservation()
+        priority, estimates = self.priority, self.queue.estimates
+        # a copy (starting a job removes it from the queue); the loop skips the jobs wider than the free machines,
+        # which only shrink during the pass (a loop over them all costs less than filtering them out first)
+        ordered = self.queue.ordered(now)
+        if self.backfill_order is not None:  # its keys only for the jobs that fit
+            key, free = self.backfill_order.key, profile.nb_free
+            ordered = [job for job in ordered if job.res <= free]
+            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
+        # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
+        # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
+        # counted once per start)
+        reservation, outside = profile.reservation, profile.free_outside_reservation()
         for job in ordered:
             if job.res <= profile.nb_free and job is not priority:
-                duration = estimate(job)
-                if profile.blocked_by_reservation(job.res, duration, now, outside):
-                    continue  # what fits_now would find, without its mask arithmetic
+                duration = estimates[job.id]
+                if reservation is not None and job.res > outside and now + duration > reservation.start:
+                    continue
                 mask = profile.fits_now(job.res, duration, now)
                 if mask is not None:
                     self._start(job, mask, duration, now, started)
@@ -113,14 +114,8 @@ class EasyBackfilling(Algorithm):
                 break
             if job is self.priority or job.res > available or job not in queue:
                 continue
-            duration = queue.estimate(job)
+            duration = queue.estimates[job.id]
             mask = profile.fits_now(job.res, duration, now)
             if mask is not None:
                 self._start(job, mask, duration, now, started)
                 available -= job.res
-
-    # --- helpers -------------------------------------------------------------------
-
-    def _drop_reservation(self) -> None:
-        self.profile.cancel_reservation()
-        self.priority = None

@@ -23,18 +23,20 @@ def lowest(mask: int, count: int) -> int:
     """
     if count <= 0:
         return 0
+    if count == 1 and mask:  # the most common request
+        return mask & -mask
     chosen = 0
     rest = mask
     while rest:
         low_bit = rest & -rest
-        first = low_bit.bit_length() - 1
-        carry = rest + low_bit  # clears the lowest run of ones, sets the bit above it
-        length = (carry & -carry).bit_length() - 1 - first
+        after = rest & (rest + low_bit)  # the carry clears the lowest run of ones
+        run = rest ^ after
+        length = run.bit_count()
         if length >= count:
-            return chosen | (((1 << count) - 1) << first)
-        chosen |= ((1 << length) - 1) << first
+            return chosen | (low_bit * ((1 << count) - 1))  # its first ``count`` machines
+        chosen |= run
         count -= length
-        rest &= carry
+        rest = after
     raise ValueError(f"mask holds {mask.bit_count()} machines, {count} more requested")
 
 

@@ -19,6 +19,7 @@ reservation's start and end.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
@@ -56,6 +57,9 @@ class AvailabilityProfile:
         self.free_mask = full_mask(nb_machines)  # machines no running job holds
         self.nb_free = nb_machines
         self.running: dict[str, Holding] = {}
+        # the same holdings by expected end, kept so as each start, end and change of an expected end comes (a
+        # sort at each first fit cost more: a reservation hardly ever finds the running jobs as the last left them)
+        self._by_end: list[Holding] = []
         self.reservation: Holding | None = None
 
     # --- running jobs --------------------------------------------------------------
@@ -64,24 +68,39 @@ class AvailabilityProfile:
         """Record that ``job_id`` runs on ``mask`` from ``start``, expected to end at ``end``."""
         if mask & ~self.free_mask:
             raise ValueError(f"job {job_id!r}: machines already in use")
-        self.running[job_id] = Holding(job_id, start, end, res, mask)
+        holding = self.running[job_id] = Holding(job_id, start, end, res, mask)
+        insort(self._by_end, holding, key=_expected_end)
         self.free_mask &= ~mask
         self.nb_free -= res
 
     def finish(self, job_id: str) -> Holding:
         """Release the machines of a running job."""
         holding = self.running.pop(job_id)
+        self._unlist(holding)
         self.free_mask |= holding.mask
         self.nb_free += holding.res
         return holding
 
     def set_expected_end(self, job_id: str, end: float) -> None:
-        self.running[job_id].end = end
+        holding = self.running[job_id]
+        self._unlist(holding)
+        holding.end = end
+        insort(self._by_end, holding, key=_expected_end)
+
+    def _unlist(self, holding: Holding) -> None:
+        """Take ``holding`` out of :attr:`_by_end` (among those ending at the same time, by identity)."""
+        by_end = self._by_end
+        at = bisect_left(by_end, holding.end, key=_expected_end)
+        while by_end[at] is not holding:
+            at += 1
+        del by_end[at]
 
     # --- the reservation -----------------------------------------------------------
 
-    def reserve(self, job_id: str, fit: Fit, res: int, duration: float) -> None:
-        self.reservation = Holding(job_id, fit.start, fit.start + duration, res, fit.mask)
+    def reserve(self, job_id: str, res: int, duration: float, now: float) -> None:
+        """Reserve for ``job_id``, which does not fit now, the machines of its first fit later."""
+        start, mask = self.later_fit(res, duration, now)
+        self.reservation = Holding(job_id, start, start + duration, res, mask)
 
     def cancel_reservation(self) -> None:
         self.reservation = None
@@ -100,15 +119,9 @@ class AvailabilityProfile:
                 return None
         return lowest(available, res)
 
-    def blocked_by_reservation(self, res: int, duration: float, now: float, free_outside: int) -> bool:
-        """Whether :meth:`fits_now` refuses a job for the reservation's sake, from ``free_outside``
-        (:meth:`free_outside_reservation`, which a caller may keep between starts): it would overlap the
-        reservation and needs more machines than it leaves free."""
-        resv = self.reservation
-        return resv is not None and res > free_outside and now + duration > resv.start
-
     def free_outside_reservation(self) -> int:
-        """How many free machines the reservation does not hold (all of them without one)."""
+        """How many free machines the reservation does not hold (all of them without one): a job that would
+        overlap the reservation and needs more does not fit now."""
         if self.reservation is None:
             return self.nb_free
         return (self.free_mask & ~self.reservation.mask).bit_count()
@@ -123,13 +136,18 @@ class AvailabilityProfile:
         mask = self.fits_now(res, duration, now)
         if mask is not None:
             return Fit(now, mask, True)
+        start, mask = self.later_fit(res, duration, now)
+        return Fit(start, mask, False)
+
+    def later_fit(self, res: int, duration: float, now: float) -> tuple[float, int]:
+        """:meth:`first_fit`'s start and machines for a job that does not fit now (:meth:`fits_now` refused it)."""
         resv = self.reservation
         if resv is None:
             return self._fit_after_ends(res, now)
         # The slices after the first one start at each distinct expected end of a running
         # job (``now`` for one whose completion is not reported yet) and at the reservation's
         # bounds. Counts decide where the job fits; masks are only built for that slice.
-        holdings = sorted(self.running.values(), key=_expected_end)
+        holdings = self._by_end
         ends = [now if holding.end < now else holding.end for holding in holdings]
         starts = sorted({*ends, resv.start, resv.end}) if resv else dict.fromkeys(ends)
         count, taken, nb_holdings = self.nb_free, 0, len(holdings)
@@ -147,17 +165,17 @@ class AvailabilityProfile:
                 available |= holdings[merged].mask
                 merged += 1
             if not overlap:
-                return Fit(start, lowest(available, res), False)
+                return start, lowest(available, res)
             candidate = available & ~resv.mask
             if candidate.bit_count() >= res:
-                return Fit(start, lowest(candidate, res), False)
+                return start, lowest(candidate, res)
         raise AssertionError("unreachable: every machine is free after the last end")
 
-    def _fit_after_ends(self, res: int, now: float) -> Fit:
+    def _fit_after_ends(self, res: int, now: float) -> tuple[float, int]:
         """:meth:`first_fit` without a reservation, for a job that does not fit now: it starts at the first
         expected end (``now`` for one already past) by which enough machines are free, on the lowest of the
         machines free then."""
-        holdings = sorted(self.running.values(), key=_expected_end)
+        holdings = self._by_end
         count = self.nb_free
         for holding in holdings:
             count += holding.res
@@ -171,4 +189,4 @@ class AvailabilityProfile:
             if holding.end > start:
                 break
             available |= holding.mask
-        return Fit(start, lowest(available, res), False)
+        return start, lowest(available, res)

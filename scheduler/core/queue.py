@@ -28,9 +28,10 @@ class JobQueue:
     ``order_estimate(job)`` when given: the decision core plans a watched job with its trial's bound,
     yet may order it by its own estimate.
 
-    Static policies keep a sorted list, and beside it each job's width (its processor count), so
-    that the jobs narrow enough for the free machines are picked out without a Python loop over
-    the queue; dynamic ones (WFP) are re-sorted at each read.
+    Static policies keep a sorted list, and beside it the jobs and their widths (their processor
+    counts) in the same order, so that the head, the whole order and the jobs narrow enough for
+    the free machines are read without a Python loop over the queue; dynamic ones (WFP) are
+    re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
@@ -43,8 +44,12 @@ class JobQueue:
         self.order_estimate = order_estimate
         self._entries: list[tuple] = []  # (rank, key, job id) for static policies, sorted
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
+        self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
-        self._rank_estimate: dict[str, tuple[int, float, float]] = {}  # rank, planned estimate, ordering estimate
+        #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
+        #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
+        self.estimates: dict[str, float] = {}
+        self._rank_order: dict[str, tuple[int, float]] = {}  # job id -> its rank, the estimate it is ordered by
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
 
@@ -60,7 +65,8 @@ class JobQueue:
     def push(self, job: Job, estimate: float, rank: int = 1, now: float = 0.0) -> None:
         self._jobs[job.id] = job
         order = estimate if self.order_estimate is None else self.order_estimate(job)
-        self._rank_estimate[job.id] = (rank, estimate, order)
+        self.estimates[job.id] = estimate
+        self._rank_order[job.id] = (rank, order)
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
@@ -68,20 +74,24 @@ class JobQueue:
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
+            self._in_order.insert(at, job)
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        del self._rank_estimate[job.id]
+        del self.estimates[job.id]
+        del self._rank_order[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
         if not self.policy.dynamic:
-            at = bisect_left(self._entries, self._entry.pop(job.id))
+            entry = self._entry.pop(job.id)
+            at = 0 if self._in_order[0] is job else bisect_left(self._entries, entry)  # the head: EASY's usual start
             del self._entries[at]
             del self._widths[at]
+            del self._in_order[at]
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
-        rank, old, old_order = self._rank_estimate[job.id]
+        old, (rank, old_order) = self.estimates[job.id], self._rank_order[job.id]
         if old == estimate and (self.order_estimate is None or old_order == self.order_estimate(job)):
             return
         self.remove(job)
@@ -89,17 +99,17 @@ class JobQueue:
 
     def estimate(self, job: Job) -> float:
         """The estimate a queued job is planned with (given to :meth:`push`, or to :meth:`update` since)."""
-        return self._rank_estimate[job.id][1]
+        return self.estimates[job.id]
 
     def rank(self, job: Job) -> int:
         """The rank a queued job was pushed with."""
-        return self._rank_estimate[job.id][0]
+        return self._rank_order[job.id][0]
 
     def outranks(self, job: Job, other: Job, rank: int, estimate: float, now: float,
                  job_estimate: float | None = None) -> bool:
         """Whether the queued ``job`` comes before ``other`` were ``other`` queued in ``rank`` with ``estimate``
         (by rank, then the policy; starvation aside); ``job`` ordered by ``job_estimate`` when given."""
-        job_rank, _, order = self._rank_estimate[job.id]
+        job_rank, order = self._rank_order[job.id]
         job_estimate = order if job_estimate is None else job_estimate
         key = self.policy.key
         return (job_rank, key(job, job_estimate, now)) < (rank, key(other, estimate, now))
@@ -109,13 +119,12 @@ class JobQueue:
         jobs = self._jobs
         if self.policy.dynamic:
             key = self.policy.key
-            rank_estimate = self._rank_estimate
-            ordered = sorted(
-                jobs.values(),
-                key=lambda j: (rank_estimate[j.id][0], key(j, rank_estimate[j.id][2], now)),
-            )
+            rank_order = self._rank_order
+            ordered = sorted(jobs.values(), key=lambda j: (rank_order[j.id][0], key(j, rank_order[j.id][1], now)))
         else:
-            ordered = [jobs[job_id] for _, _, job_id in self._entries]
+            ordered = self._in_order.copy()
+        if self.starvation_threshold is None:  # the common case skips the call
+            return ordered
         starving = self._starving(now)
         if not starving:
             return ordered
@@ -123,17 +132,15 @@ class JobQueue:
             starving_ids = {job.id for job in starving}
             return starving + [job for job in ordered if job.id not in starving_ids]
         age = {job.id: i for i, job in enumerate(starving)}  # oldest first
-        rank_estimate, last = self._rank_estimate, len(age)
+        rank_order, last = self._rank_order, len(age)
         # a stable sort: within each rank the starving jobs first, by age; the others keep their order
-        return sorted(ordered, key=lambda job: (rank_estimate[job.id][0], age.get(job.id, last)))
+        return sorted(ordered, key=lambda job: (rank_order[job.id][0], age.get(job.id, last)))
 
     def ordered_within(self, now: float, width: int) -> list[Job]:
         """:meth:`ordered`, less the jobs that need more than ``width`` processors."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return [job for job in self.ordered(now) if job.res <= width]
-        jobs = self._jobs
-        narrow = compress(self._entries, map(width.__ge__, self._widths))  # width >= each job's res, in C
-        return [jobs[job_id] for _, _, job_id in narrow]
+        return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
@@ -144,13 +151,13 @@ class JobQueue:
             if starving and self.starvation_scope == "all":
                 return starving[0]
             if starving and not self.policy.dynamic:  # the oldest starving job of the first rank, if any
-                first_rank, rank_estimate = self._entries[0][0], self._rank_estimate
+                first_rank, rank_order = self._entries[0][0], self._rank_order
                 for job in self._starving(now):
-                    if rank_estimate[job.id][0] == first_rank:
+                    if rank_order[job.id][0] == first_rank:
                         return job
         if self.policy.dynamic:
             return self.ordered(now)[0]
-        return self._jobs[self._entries[0][2]]
+        return self._in_order[0]
 
     def _starving(self, now: float, limit: int | None = None) -> list[Job]:
         if self.starvation_threshold is None or not self._by_submission:

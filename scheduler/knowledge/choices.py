@@ -21,14 +21,16 @@ class JobClass(Enum):
     are watched by the safeguard like small ones; ``LARGE`` ones go to Q. :attr:`rank` is the queue rank.
     """
 
-    SMALL = "small"
-    UNCERTAIN = "uncertain"
-    LARGE = "large"
+    SMALL = "small", 0
+    UNCERTAIN = "uncertain", 1
+    LARGE = "large", 2
 
-    @property
-    def rank(self) -> int:
-        """The job's queue: 0 (Q_small) before 1 (uncertain) before 2 (Q)."""
-        return _RANKS[self]
+    #: The job's queue: 0 (Q_small) before 1 (uncertain) before 2 (Q). A plain attribute, not a property: it is
+    #: read for every submitted job.
+    rank: int
 
-
-_RANKS = {JobClass.SMALL: 0, JobClass.UNCERTAIN: 1, JobClass.LARGE: 2}
+    def __new__(cls, value: str, rank: int) -> "JobClass":
+        member = object.__new__(cls)
+        member._value_ = value  # the name the config and the metadata use
+        member.rank = rank
+        return member
