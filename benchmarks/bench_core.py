@@ -35,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, child_env, export_revision, machine_line, markdown_table, ratio  # noqa: E402
+from common import (REPO, absolute_arguments, add_baselines_option, child_env, machine_line,  # noqa: E402
+                    markdown_table, ratio, revision_roots)
 
 
 # --- in the children: record, replay -------------------------------------------------------------
@@ -179,8 +180,7 @@ def instructions(root: Path, record_path: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", action="append", default=[], help="a git revision to compare with "
-                        "(repeatable; the first is the ratios' base)")
+    add_baselines_option(parser)
     parser.add_argument("--repeat", type=int, default=5, help="playbacks per revision (default 5)")
     parser.add_argument("--instructions", action="store_true", help="count instructions too (valgrind)")
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -205,12 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--instructions needs valgrind")
     with tempfile.TemporaryDirectory(prefix="bench_core_") as scratch:
         folder = Path(scratch)
-        roots = {"this checkout": REPO}
-        for number, revision in enumerate(options.baseline):
-            (folder / f"rev{number}").mkdir()
-            roots[revision] = export_revision(revision, folder / f"rev{number}")
-        arguments = [str((REPO / argument).resolve()) if (REPO / argument).exists() else argument
-                     for argument in options.simulate]
+        roots = revision_roots(options.baseline, folder)
+        arguments = absolute_arguments(options.simulate)
         record_path = folder / "calls.pickle"
         child(REPO, "--record", str(record_path), "--", *arguments)
         cpus: dict[str, list[float]] = {name: [] for name in roots}

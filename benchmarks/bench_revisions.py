@@ -26,26 +26,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, child_env, export_revision, machine_line, markdown_table, ratio, run_child  # noqa: E402
+from common import (absolute_arguments, add_baselines_option, child_env, machine_line,  # noqa: E402
+                    markdown_table, ratio, revision_roots, run_child)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", action="append", default=[], help="a git revision to compare with "
-                        "(repeatable; the first is the ratios' base)")
+    add_baselines_option(parser)
     parser.add_argument("--repeat", type=int, default=2, help="rounds (default 2)")
     parser.add_argument("simulate", nargs="+", help="simulate's arguments (after --)")
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_revisions_") as scratch:
         folder = Path(scratch)
-        roots = {"this checkout": REPO}
-        for number, revision in enumerate(options.baseline):
-            (folder / f"rev{number}").mkdir()
-            roots[revision] = export_revision(revision, folder / f"rev{number}")
+        roots = revision_roots(options.baseline, folder)
         best = {name: [float("inf")] * 3 for name in roots}  # cpu, wall, peak MiB
         cpus: dict[str, list[float]] = {name: [] for name in roots}
-        arguments = [str((REPO / argument).resolve()) if (REPO / argument).exists() else argument
-                     for argument in options.simulate]  # each revision runs from its own folder
+        arguments = absolute_arguments(options.simulate)  # each revision runs from its own folder
         for round_number in range(options.repeat + 1):
             for number, (name, root) in enumerate(roots.items()):
                 command = [sys.executable, "-m", "scheduler", "simulate", *arguments, "--no-progress",

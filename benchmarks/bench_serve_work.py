@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (REPO, child_env, export_revision, machine_line, markdown_table, ratio,  # noqa: E402
-                    run_child, shared_path, synthetic_trace)
+from common import (add_baselines_option, child_env, machine_line, markdown_table, ratio,  # noqa: E402
+                    revision_roots, run_child, shared_path, synthetic_trace)
 
 #: Plays a recording (one message a line) to the decision-process side of the revision on ``PYTHONPATH``; prints the
 #: second pass's CPU seconds per part, as JSON. (Older revisions kept ``SchedulerCodec`` in
@@ -107,8 +107,7 @@ def workload_to_record(scratch: Path):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", action="append", default=[], help="a git revision to compare with "
-                        "(repeatable; the first is the ratios' base; default: none)")
+    add_baselines_option(parser)
     parser.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
     options = parser.parse_args(argv)
     from bench_socket import echo_cpu
@@ -118,10 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         name, workload, nb_machines = workload_to_record(folder)
         recording = folder / "messages.txt"
         count = record(workload, nb_machines, recording)
-        roots = {"this checkout": REPO}
-        for number, revision in enumerate(options.baseline):
-            (folder / f"rev{number}").mkdir()
-            roots[revision] = export_revision(revision, folder / f"rev{number}")
+        roots = revision_roots(options.baseline, folder)
         best: dict[str, dict[str, float]] = {label: {} for label in roots}
         for _ in range(options.repeat):
             for number, (label, root) in enumerate(roots.items()):

@@ -226,6 +226,26 @@ def export_revision(revision: str, folder: Path) -> Path:
     return folder
 
 
+def add_baselines_option(parser) -> None:
+    """``--baseline REV`` (repeatable; the first is the ratios' base), for :func:`revision_roots`."""
+    parser.add_argument("--baseline", action="append", default=[], help="a git revision to compare with "
+                        "(repeatable; the first is the ratios' base)")
+
+
+def revision_roots(revisions: Sequence[str], folder: Path) -> dict[str, Path]:
+    """This checkout, then each of ``revisions`` exported into its own subfolder of ``folder``: label -> root."""
+    roots = {"this checkout": REPO}
+    for number, revision in enumerate(revisions):
+        (folder / f"rev{number}").mkdir()
+        roots[revision] = export_revision(revision, folder / f"rev{number}")
+    return roots
+
+
+def absolute_arguments(arguments: Sequence[str]) -> list[str]:
+    """Command-line arguments with the paths of this checkout made absolute (each revision runs from its own folder)."""
+    return [str((REPO / argument).resolve()) if (REPO / argument).exists() else argument for argument in arguments]
+
+
 def top_level_imports(log: str) -> dict[str, float]:
     """The seconds each top-level import took (``python -X importtime``'s cumulative column), from a
     process's standard error; their sum is the process's import time."""
