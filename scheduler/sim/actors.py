@@ -158,7 +158,10 @@ class BatsimActors:
             self._recorded.append(JobSubmitted(now, sim.job))
 
     def _on_completed(self, message: tuple) -> None:
-        sim = message[1]
+        self._completed(message[1])
+
+    def _completed(self, sim: SimJob) -> None:
+        """A job's end reported: its row is written, and the decision process will be told."""
         self._active -= 1
         self.rows.append(sim)
         self._recorded.append(JobCompleted(stamp(self._timeline.now), sim.job.id, sim.state))
@@ -215,9 +218,13 @@ class BatsimActors:
         self._recorded.append(event)
 
     def _send_recorded(self) -> None:
+        self._spawn(Exchange(self, self._take_recorded()))
+
+    def _take_recorded(self) -> list[Event]:
+        """What the server recorded, taken to be sent to the decision process (busy from then on)."""
         events, self._recorded = self._recorded, []
         self._ready = False
-        self._spawn(Exchange(self, events))
+        return events
 
     def _finished(self) -> bool:
         """Batsim's end: every static job submitted and every job done, no call or kill pending, and, with
@@ -365,9 +372,13 @@ class JobEnd:
         """Its one call (as a generator's ``send``): the job ends, and the executor reports it."""
         if self.reported:
             raise StopIteration
+        self.end()
+        return (SEND, (MSG_COMPLETED, self.sim))
+
+    def end(self) -> None:
+        """The job ends, its report about to be sent (its last call)."""
         self.reported = True
         self.engine._end(self.sim, self.state)
-        return (SEND, (MSG_COMPLETED, self.sim))
 
 
 def long_double_difference(later: float, earlier: float) -> float:

@@ -40,7 +40,6 @@ from scheduler.core.events import (
     Decision,
     Event,
     Execute,
-    JobCompleted,
     RegisterJob,
     RegisterProfile,
     SimulationEnds,
@@ -325,19 +324,12 @@ class BatsimEngine(BatsimActors):
         """A job's executor (its actor a :class:`JobEnd`) whose sleep ended alone, the server waiting: the whole
         cycle, as :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server
         records it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
-        job_end = executor.actor
-        sim = job_end.sim
-        job_end.reported = executor.dead = True
-        self._end(sim, job_end.state)
-        timeline = self._timeline
-        timeline.lone_message_step()
-        self._active -= 1  # (the server's _on_completed)
-        self.rows.append(sim)
-        self._recorded.append(JobCompleted(stamp(timeline.now), sim.job.id, sim.state))
+        executor.actor.end()
+        executor.dead = True
+        self._timeline.lone_message_step()
+        self._completed(executor.actor.sim)  # (the server's _on_completed)
         if self._ready:  # (its mailbox is empty: it was waiting)
-            events, self._recorded = self._recorded, []
-            self._ready = False
-            self._exchange_alone(events, None)
+            self._exchange_alone(self._take_recorded(), None)
 
     def _submission_cycle(self, submitter: Process) -> None:
         """The submitter, its sleep ended alone, the server waiting: the whole cycle, as :meth:`_run_alone` and
@@ -364,9 +356,7 @@ class BatsimEngine(BatsimActors):
         if self._timeline.followed:  # a sleep about to end: the exchange runs in a round
             self._send_recorded()
             return
-        events, self._recorded = self._recorded, []
-        self._ready = False
-        self._exchange_alone(events, None)
+        self._exchange_alone(self._take_recorded(), None)
 
     def _sleeps_before_exchange(self) -> bool:
         """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
