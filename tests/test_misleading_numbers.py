@@ -18,7 +18,7 @@ from scheduler.cli import main
 from scheduler.cli.simulate import format_table
 from scheduler.experiments import report as report_module
 from scheduler.experiments.collect import analyze_runs, discover_runs
-from scheduler.experiments.report import Report
+from scheduler.experiments.report_tables import Report
 from scheduler.platforms import platform_xml
 from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate

@@ -11,7 +11,9 @@ from scheduler.config import SchedulerConfig
 from scheduler.errors import WorkloadError
 from scheduler.experiments.collect import analyze_run, analyze_runs, discover_runs, variant_of
 from scheduler.experiments.grid import parse_config
-from scheduler.experiments.report import Report, markdown_to_html, write_report
+from scheduler.experiments.report import write_report
+from scheduler.experiments.report_markdown import markdown_to_html
+from scheduler.experiments.report_tables import Report
 from scheduler.experiments.sweep import run_sweep
 from scheduler.metrics import summarize
 from scheduler.sim.output import read_jobs_csv

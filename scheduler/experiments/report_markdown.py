@@ -1,5 +1,5 @@
-"""The Markdown of ``report`` (``REPORT.md``) and its HTML page, from a :class:`~scheduler.experiments.report.Report`
-and its tables (see :mod:`scheduler.experiments.report`)."""
+"""The Markdown of ``report`` (``REPORT.md``) and its HTML page, from a
+:class:`~scheduler.experiments.report_tables.Report` and its tables (see :mod:`scheduler.experiments.report`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from scheduler.experiments.labels import scheduler_name
 from scheduler.metrics import report_columns
 
 if TYPE_CHECKING:
-    from scheduler.experiments.report import Report
+    from scheduler.experiments.report_tables import Report
 
 #: Values of Zrigui et al. (JPDC 2022) that the report prints beside ours when a trace matches.
 PAPER = {
