@@ -250,7 +250,7 @@ class SweepRunner:
         if self.log and info.get("cleaning"):
             from tqdm import tqdm
 
-            from scheduler.workloads.cleaning import CleaningReport
+            from scheduler.workloads.cleaning_report import CleaningReport
 
             with tqdm.external_write_mode(file=sys.stderr):
                 self.log(f"trace {name}: {CleaningReport(**info['cleaning']).format()}")

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 from scheduler.errors import WorkloadError
 from scheduler.workloads.batsim_json import read_batsim_json, write_batsim_json
+from scheduler.workloads.cleaning_report import CleaningReport
 from scheduler.workloads.model import Workload
 
 if TYPE_CHECKING:
-    from scheduler.workloads.cleaning import CleaningReport, CleaningRules
+    from scheduler.workloads.cleaning import CleaningRules
 
 __all__ = [
     "CleaningReport", "CleaningRules", "Workload", "WorkloadError", "convert_swf",
@@ -58,10 +59,10 @@ def convert_swf(path: str | Path, *, nb_res: int | None = None, cleaning: Cleani
 
 def __getattr__(name: str):
     # the SWF side pulls in pandas: import it only when asked for
-    if name in ("CleaningReport", "CleaningRules"):
-        from scheduler.workloads import cleaning
+    if name == "CleaningRules":
+        from scheduler.workloads.cleaning import CleaningRules
 
-        return getattr(cleaning, name)
+        return CleaningRules
     if name == "read_swf":
         from scheduler.workloads.swf import read_swf
 

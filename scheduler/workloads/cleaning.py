@@ -39,8 +39,7 @@ or ``MaxNodes``, and finally the largest job.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -49,17 +48,10 @@ from scheduler.errors import WorkloadError
 from scheduler.values import MAX_MACHINES, MAX_SECONDS
 from scheduler.workloads.archive import known_machine_size
 from scheduler.workloads.batsim_json import delay_profile_names, header_fields
+from scheduler.workloads.cleaning_report import CleaningReport
 from scheduler.workloads.model import Workload
 from scheduler.workloads.swf import SwfTrace
 
-#: Drop rules, in the order they are applied, with what they mean.
-DROP_RULES = {
-    "runtime<=0": "runtime unknown or zero",
-    "res<=0": "no processor count",
-    "res>nb_res": "more processors than the machine",
-    "submit<0": "submit time unknown",
-    "runtime>reqtime": "ran past its requested time",
-}
 #: SWF fields kept as extra job fields (Batsim forwards them in JOB_SUBMITTED).
 EXTRA_FIELDS = {"user": "user", "group": "group", "executable": "executable", "queue": "queue",
                 "partition": "partition", "procs_req": "requested_procs"}
@@ -85,56 +77,6 @@ class CleaningRules:
                                 f"got {self.missing_walltime}")
         if not 0 <= self.walltime_pad <= MAX_SECONDS:
             raise WorkloadError(f"walltime_pad must be seconds from 0 to {MAX_SECONDS:.0f}, got {self.walltime_pad}")
-
-
-@dataclass
-class CleaningReport:
-    """What the conversion did, rule by rule."""
-
-    source: str
-    swf_jobs: int
-    kept_jobs: int
-    nb_res: int
-    nb_res_from: str
-    first_submit: float
-    skipped_lines: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    dropped_overlaps: dict[str, int] = field(default_factory=dict)
-    fixed: dict[str, int] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
-    missing_walltime: float | None = None
-
-    @property
-    def dropped_jobs(self) -> int:
-        return self.swf_jobs - self.kept_jobs
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    def format(self) -> str:
-        """What the cleaning did, rule by rule with its count, as the CLI prints it."""
-        lines = [f"{Path(self.source).name}: {self.swf_jobs:,} jobs read, {self.kept_jobs:,} kept, "
-                 f"{self.dropped_jobs:,} dropped",
-                 f"  machine: {self.nb_res:,} processors ({self.nb_res_from})"]
-        if self.skipped_lines:
-            lines.append(f"  malformed lines skipped: {self.skipped_lines:,}")
-        for rule, count in self.dropped.items():
-            if count:
-                lines.append(f"  dropped {count:>7,}  {rule:<16} {DROP_RULES[rule]}")
-        labels = {
-            "res_from_requested": "processors taken from the request (allocation unknown)",
-            "walltime_missing": "no requested time: walltime = "
-                                + ("none (-1)" if self.missing_walltime is None
-                                   else f"{self.missing_walltime:g} s"),
-            "walltime_raised": "ran past the request: walltime raised to the runtime",
-        }
-        for name, count in self.fixed.items():
-            if count:
-                lines.append(f"  fixed   {count:>7,}  {labels[name]}")
-        if self.notes.get("walltime==runtime"):
-            lines.append(f"  note    {self.notes['walltime==runtime']:>7,}  walltime == runtime: "
-                         "Batsim ends them as COMPLETED_WALLTIME_REACHED")
-        return "\n".join(lines)
 
 
 def clean(trace: SwfTrace, *, nb_res: int | None = None,

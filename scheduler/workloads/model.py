@@ -11,7 +11,7 @@ from scheduler.values import is_missing
 if TYPE_CHECKING:
     import pandas as pd
 
-    from scheduler.workloads.cleaning import CleaningReport
+    from scheduler.workloads.cleaning_report import CleaningReport
 
 #: Columns every workload table has. ``walltime`` is -1 when the job has no limit.
 REQUIRED_COLUMNS = ("id", "subtime", "res", "walltime", "runtime", "profile")
