@@ -66,7 +66,7 @@ import numpy as np
 
 from scheduler.core.events import REJECTED, SUCCESS, WALLTIME
 from scheduler.knowledge.choices import JobClass
-from scheduler.sim.output import JobsTable, column, numeric_column, text_values
+from scheduler.jobs_table import JobsTable, column, numeric_column, text_values
 from scheduler.values import DEFAULT_TAU
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ def _kill_frontier_script():
 
 def _jobs_csv(path, rows):
     """A _jobs.csv of (job id, wait, runtime, metadata) rows, one processor each; an id with "!k" is killed."""
-    from scheduler.sim.output import JOBS_COLUMNS
+    from scheduler.jobs_table import JOBS_COLUMNS
 
     table = pd.DataFrame([{column: "" for column in JOBS_COLUMNS} | {
         "job_id": job_id.removesuffix("!k"), "workload_name": "w0", "profile": "p", "submission_time": 0.0,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from scheduler.metrics import (
     FOLDED_COLUMNS, awf, bounded_slowdown, cumulative_bsld, fold_attempts, p_alpha_sf, summarize,
 )
-from scheduler.sim.output import JOBS_COLUMNS, read_jobs_csv
+from scheduler.jobs_table import JOBS_COLUMNS
+from scheduler.sim.output import read_jobs_csv
 
 from tests.helpers import REPO, SHARED  # noqa: E402
 KTH = SHARED / "reference-schedules" / "KTH-SP2"

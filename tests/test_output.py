@@ -9,9 +9,9 @@ import pytest
 from procset import ProcSet
 
 from scheduler.errors import WorkloadError
+from scheduler.jobs_table import JOBS_COLUMNS
 from scheduler.sim.output import (
-    JOBS_COLUMNS, SCHEDULE_COLUMNS, VERSION_STRING, read_jobs_csv, schedule_summary, write_jobs_csv,
-    write_schedule_csv,
+    SCHEDULE_COLUMNS, VERSION_STRING, read_jobs_csv, schedule_summary, write_jobs_csv, write_schedule_csv,
 )
 
 from tests.helpers import REPO, SHARED  # noqa: E402

@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import to_interval_string
-from scheduler.sim.output import JOBS_COLUMNS
+from scheduler.jobs_table import JOBS_COLUMNS
 from scheduler.sim.records import SimJob
 
 

@@ -10,17 +10,15 @@ The formats follow Batsim's ``JobsTracer`` (``src/export.cpp`` at tag v4.2.1):
   ``stretch`` and ``consumed_energy``.
 - ``_schedule.csv``: one header line and one value line, columns in lexicographic order.
 
-A jobs table is a DataFrame (what :func:`read_jobs_csv` gives) or columns: a mapping of column
-name -> list (what the embedded engine gives, see ``SimulationResult.columns``), which the writers
-and the metrics read without pandas.
+A jobs table (:mod:`scheduler.jobs_table`: its columns, and how to read them) is a DataFrame (what
+:func:`read_jobs_csv` gives) or the embedded engine's columns, which the writers read without pandas.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from procset import ProcSet
@@ -29,19 +27,12 @@ from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
 from scheduler.core.machines import from_interval_string, runs
 from scheduler.errors import WorkloadError
+from scheduler.jobs_table import JOBS_COLUMNS, JobsTable, all_text, column, numeric_column, text_values
 from scheduler.outputs import atomic_open, write_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: A DataFrame, or a mapping of column name -> list.
-JobsTable = Union["pd.DataFrame", Mapping[str, list]]
-
-JOBS_COLUMNS = [
-    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
-    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
-    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
-]
 SCHEDULE_COLUMNS = [
     "batsim_version", "consumed_joules", "makespan", "max_slowdown", "max_turnaround_time",
     "max_waiting_time", "mean_slowdown", "mean_turnaround_time", "mean_waiting_time",
@@ -119,7 +110,7 @@ def _jobs_csv_text(name: str, values: list | np.ndarray, states: list[str]) -> l
     if name == "metadata":
         return [f'"{m}"' for m in values]
     if name == "allocated_resources":
-        return values if _all_text(values) else list(map(_interval_string, values))
+        return values if all_text(values) else list(map(_interval_string, values))
     if name in _INT_COLUMNS:
         return list(map(str, values))
     if name not in _FLOAT_COLUMNS:
@@ -254,36 +245,6 @@ def write_schedule_csv(path: str | Path, row: dict[str, Any]) -> None:
 
 
 # --- helpers ----------------------------------------------------------------------------------------
-
-def column(jobs: JobsTable, name: str) -> list:
-    """Column ``name`` of a jobs table as a list."""
-    values = jobs[name]
-    return values if isinstance(values, list) else values.tolist()
-
-
-def numeric_column(jobs: JobsTable, name: str, dtype: type = np.float64) -> np.ndarray:
-    """Column ``name`` of a jobs table as a numpy array (missing values NaN)."""
-    return np.asarray(jobs[name], dtype=dtype)
-
-
-def text_values(values: Sequence | pd.Series) -> list[str]:
-    """A column (a list, or a Series) as a list of strings, ``""`` for missing values (a float Series'
-    integral values without ``.0``)."""
-    if isinstance(values, list):
-        if _all_text(values):  # the engine's text columns
-            return values
-        return ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in values]
-    import pandas as pd  # a Series: pandas is there
-
-    if pd.api.types.is_float_dtype(values.dtype):  # e.g. an all-empty metadata column read by pandas
-        return ["" if v != v else str(int(v)) if v.is_integer() else repr(v) for v in values.tolist()]
-    return ["" if v is None or v is pd.NA or v != v else str(v) for v in values.tolist()]
-
-
-def _all_text(values: list) -> bool:
-    """Whether every value of a column is a ``str`` (as the engine's text columns are)."""
-    return set(map(type, values)) <= {str}
-
 
 def _all_int(values: list) -> bool:
     """Whether every value of a column is a plain ``int`` (as the engine's count columns are)."""

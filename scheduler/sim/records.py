@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from scheduler.core.events import SUCCESS, WALLTIME, Decision, Event
 from scheduler.core.job import Job
-from scheduler.sim.output import JOBS_COLUMNS
+from scheduler.jobs_table import JOBS_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
