@@ -1,7 +1,10 @@
-"""Batsim's actors and server: what each actor does, and how the server records reports and applies decisions."""
+"""Batsim's actors and server: what each actor does (the request-reply actor, :class:`Exchange`, among them), and how
+the server records reports and applies decisions."""
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,7 +32,6 @@ from scheduler.core.events import (
 )
 from scheduler.core.job import Job
 from scheduler.errors import SimulationError
-from scheduler.sim.exchange import Exchange
 from scheduler.sim.records import (
     MSG_BYE,
     MSG_COMPLETED,
@@ -45,6 +47,7 @@ from scheduler.sim.records import (
     Actor,
     Process,
     SimJob,
+    TimedReply,
     run_duration,
     stamp,
 )
@@ -54,7 +57,8 @@ _MIN_WAIT = 1e-5
 
 
 class BatsimActors:
-    """Batsim's actors (submitter, executors, waiters, killers) and its server, for :class:`BatsimEngine`.
+    """Batsim's actors (submitter, executors, waiters, killers; the request-reply actor is :class:`Exchange`) and its
+    server.
 
     A base of :class:`~scheduler.sim.engine.BatsimEngine`, which holds the state they read (jobs, free
     machines, the clock) and runs them (``_spawn``, ``_start_sending``).
@@ -226,6 +230,20 @@ class BatsimActors:
         self._ready = False
         return events
 
+    def _call_decide(self, now: float, events: list[Event]) -> Sequence[Decision] | TimedReply:
+        """The decision process told ``events`` at ``now``: its reply (its time and the message counted, the static
+        jobs ended since the last call told to ``progress``)."""
+        started = time.perf_counter()
+        reply = self._decide(now, events)
+        self._deciding += time.perf_counter() - started
+        self._messages += 1
+        if self._progress is not None and len(self.rows) > self._reported:
+            ended = sum(id(sim) in self._static_ids for sim in self.rows[self._reported:])
+            self._reported = len(self.rows)
+            if ended:
+                self._progress(ended)
+        return reply
+
     def _finished(self) -> bool:
         """Batsim's end: every static job submitted and every job done, no call or kill pending, and, with
         dynamic jobs, registration finished."""
@@ -255,7 +273,7 @@ class BatsimActors:
         sim.executor = self._spawn(self._executor(sim))
 
     def _run_job(self, decision: Execute) -> None:
-        """EXECUTE_JOB in a plain exchange (:meth:`~scheduler.sim.engine.BatsimEngine._finish_exchange`): the job
+        """EXECUTE_JOB in a plain exchange (:meth:`~scheduler.sim.shortcuts.Shortcuts._finish_exchange`): the job
         starts, and its executor begins its sleep at once, as it would first thing in the next round: nothing else
         runs or draws an action's number in between."""
         sim = self._start_job(decision)
@@ -358,10 +376,75 @@ class BatsimActors:
         return key[0] == self.workload.name and key[1] in self._static_profiles
 
 
+class Exchange:
+    """Batsim's request-reply actor: one exchange with the decision process, then its decisions sent to
+    the server one by one, each at its timestamp (Batsim sleeps until then), and READY at the reply's
+    ``now``. It runs as an actor (:meth:`send`, as a generator's); a *plain* exchange, whose decisions
+    only start jobs and sleeps longer than 1e-6 s, at their own time, can be finished without rounds
+    (:meth:`~scheduler.sim.shortcuts.Shortcuts._finish_exchange`)."""
+
+    __slots__ = ("engine", "events", "pending", "plain")
+
+    def __init__(self, engine: BatsimActors, events: list[Event] | None) -> None:
+        """``events`` to tell the decision process; ``None`` when it was told already (the engine, which had it
+        reply at once, gives the reply to :meth:`queue`)."""
+        self.engine, self.events = engine, events
+        self.pending: deque[tuple[float, tuple]] = deque()
+        self.plain = False
+
+    def send(self, answer: Any) -> tuple:
+        timeline = self.engine._timeline
+        if self.events is not None:
+            self.call()
+        if not self.pending:
+            raise StopIteration
+        at, message = self.pending[0]
+        if at > timeline.now:
+            return (SLEEP, at - timeline.now)
+        return (SEND, self.next_message())
+
+    def next_message(self) -> tuple:
+        """The next message to the server, its decision registered first if it registers a job or profile."""
+        message = self.pending.popleft()[1]
+        if message[0] is MSG_DECISION:
+            decision = message[1]
+            if isinstance(decision, RegisterJob):
+                self.engine._register(decision.job)
+            elif isinstance(decision, RegisterProfile):
+                self.engine._register_profile(decision)
+        return message
+
+    def call(self) -> None:
+        """The exchange itself: the decision process is told the events and replies (:meth:`queue`)."""
+        engine = self.engine
+        now = stamp(engine._timeline.now)
+        events, self.events = self.events, None
+        self.queue(engine._call_decide(now, events), now)
+
+    def queue(self, reply: Sequence[Decision] | TimedReply, now: float) -> None:
+        """The decision process's reply, told at ``now``: its decisions and READY queued, each at its time (after
+        SIMULATION_ENDS, READY alone)."""
+        engine = self.engine
+        pending = self.pending
+        if engine._end_sent:
+            pending.append((now, (MSG_READY,)))
+            return
+        if isinstance(reply, TimedReply):
+            timed, ready_at = reply.decisions, reply.now
+        else:
+            timed, ready_at = [(now, decision) for decision in reply], now
+        plain = ready_at <= now
+        for at, decision in timed:
+            pending.append((at, (MSG_DECISION, decision)))
+            plain = plain and at <= now and engine._plain(decision)
+        pending.append((ready_at, (MSG_READY,)))
+        self.plain = plain
+
+
 class JobEnd:
     """A job's executor whose sleep began (:meth:`BatsimActors._run_job`), as an actor: when its sleep is over, the job
     ends and the executor reports it, its last call. Not a generator, so that a whole cycle
-    (:meth:`~scheduler.sim.engine.BatsimEngine._completion_cycle`) can read its job and do the same."""
+    (:meth:`~scheduler.sim.shortcuts.Shortcuts._completion_cycle`) can read its job and do the same."""
 
     __slots__ = ("engine", "sim", "state", "reported")
 

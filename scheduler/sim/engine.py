@@ -24,38 +24,24 @@ blocks, then the calls are handled in the order the actors ran; then the clock m
 Times given to the decision process are rounded to 6 decimals, as Batsim prints them. Every decision
 is validated: an impossible one raises :class:`SimulationError` naming the job, where Batsim aborts.
 
-This module is the driver (SimGrid's main loop, the exchanges with the decision process, the
-``_jobs.csv`` table); the actors and the server are :mod:`scheduler.sim.actors`, the request-reply actor
-:mod:`scheduler.sim.exchange`, the records they share :mod:`scheduler.sim.records`.
+This module is the driver (the run's set-up, SimGrid's main loop and clock, the ``_jobs.csv`` table); the
+shortcuts it takes are :mod:`scheduler.sim.shortcuts`, the actors and the server (the request-reply actor among
+them) :mod:`scheduler.sim.actors`, the records they share :mod:`scheduler.sim.records`.
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from itertools import starmap
-from typing import Callable, Sequence
+from typing import Callable
 
-from scheduler.core.events import (
-    Decision,
-    Event,
-    Execute,
-    RegisterJob,
-    RegisterProfile,
-    SimulationEnds,
-)
+from scheduler.core.events import Event, SimulationEnds
 from scheduler.core.job import Job
 from scheduler.core.machines import full_mask
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import SimulationError
-from scheduler.sim.actors import BatsimActors, JobEnd
-from scheduler.sim.exchange import Exchange
 from scheduler.sim.jobs_table import jobs_columns
 from scheduler.sim.records import (
-    LAST_MESSAGES,
-    MSG_DECISION,
-    MSG_READY,
-    MSG_SUBMITTED,
     RUNNING,
     SEND,
     Actor,
@@ -67,27 +53,19 @@ from scheduler.sim.records import (
     TimedReply,
     stamp,
 )
+from scheduler.sim.shortcuts import Shortcuts
 from scheduler.sim.simgrid import MESSAGE_TIME, Timeline
 from scheduler.workloads.model import Workload
 
 __all__ = ["BatsimEngine", "DecideFunction", "SimulationOptions", "SimulationResult", "TimedReply"]
 
-#: The request-reply actor's last message of an exchange.
-_READY = (MSG_READY,)
 
-
-class BatsimEngine(BatsimActors):
+class BatsimEngine(Shortcuts):
     """Drives a decision process through a whole workload.
 
     With :attr:`shortcuts` (the default), what can only happen one way is done without SimGrid's round
-    bookkeeping: an actor that runs alone while the server waits and no sleep is about to end, with the step of
-    its message (:meth:`_run_alone`); a reporter's end; a plain exchange's decisions (:meth:`_send_at_once` from its
-    reply, :meth:`_finish_exchange` from its queue; a job's executor begins its sleep at once, :meth:`_run_job`);
-    a sleep that ends alone (:meth:`Timeline.jump`). While nothing else is under way, a sleep that ends alone
-    starts a whole cycle in one call (:meth:`_cycles`): a job's end, its report and the exchange it starts
-    (:meth:`_completion_cycle`), or the submitter's report, its next sleep and the exchange
-    (:meth:`_submission_cycle`); whatever else happens falls back to the general actors. Without the shortcuts
-    every actor goes through the rounds: the reference they are tested against (``tests/test_engine_shortcuts.py``).
+    bookkeeping (:class:`~scheduler.sim.shortcuts.Shortcuts`). Without them every actor goes through the rounds:
+    the reference they are tested against (``tests/test_engine_shortcuts.py``).
     """
 
     #: Whether the run takes the shortcuts (a class attribute, so that a test can run both ways).
@@ -247,216 +225,6 @@ class BatsimEngine(BatsimActors):
                 to_run.append(in_flight[1])
             self._serve(in_flight[2])
 
-    def _cycles(self) -> bool:
-        """Whole cycles, one after the other, while the engine is quiet (no actor to run, no message in flight, the
-        server waiting, no sleep about to end) and the next sleep to end ends alone (:meth:`_cycle`); whether any
-        ran. The first cycle that leaves the engine otherwise hands back to :meth:`_maestro`."""
-        timeline, ran = self._timeline, False
-        while (self._in_flight is None and self._receiving and not self._to_run and not timeline.followed
-               and not self._done):
-            sleep = timeline.jump_alone()
-            if sleep is None:
-                break
-            self._cycle(sleep.owner)
-            ran = True
-        return ran
-
-    def _cycle(self, process: Process) -> None:
-        """An actor whose sleep ended alone, the engine quiet: it runs alone, in a whole cycle when it has one."""
-        process.sleep = None
-        if process.actor.__class__ is JobEnd:
-            self._completion_cycle(process)
-        elif process is self._submitter_process:
-            self._submission_cycle(process)
-        else:
-            self._run_alone(process)
-
-    def _run_alone(self, process: Process) -> None:
-        """A round in which ``process`` runs alone, the server waiting and no sleep about to end, then the step
-        of the message it sends, which arrives alone: as :meth:`_maestro` and :meth:`_step` would take them."""
-        if process.dead:
-            return
-        actor = process.actor
-        if actor.__class__ is Exchange and actor.events is not None:  # a fresh exchange: it calls the decision process
-            events, actor.events = actor.events, None
-            self._exchange_alone(events, process)
-            return
-        try:
-            call = actor.send(None)
-        except StopIteration:
-            process.dead = True
-            return
-        self._call_alone(process, call)
-
-    def _call_alone(self, process: Process, call: tuple) -> None:
-        """The call of an actor that ran alone: a sleep begins, or a message takes its step alone and arrives."""
-        if call[0] is SEND:
-            self._receiving = False
-            self._timeline.lone_message_step()
-            self._arrived_alone(process, call[1])
-        else:
-            process.sleep = self._timeline.sleep(call[1], process)
-
-    def _exchange_alone(self, events: list[Event], process: Process | None) -> None:
-        """A fresh exchange running alone (``process``, or one made only if needed): the decision process is told
-        ``events``. A plain reply whose decisions all apply at once, at a time the clock has reached, is sent from
-        the reply (:meth:`_send_at_once`); a plain one with a queue is finished from it (:meth:`_finish_exchange`);
-        any other goes on as the actor it is."""
-        clock = self._timeline.now
-        now = stamp(clock)
-        reply = self._call_decide(now, events)
-        if (now <= clock and not self._end_sent and not isinstance(reply, TimedReply)
-                and all(map(self._plain, reply))):
-            self._send_at_once(reply)
-            if process is not None:
-                process.dead = True
-            return
-        if process is None:
-            process = Process(Exchange(self, None))
-        exchange = process.actor
-        exchange.queue(reply, now)
-        if exchange.plain and exchange.pending[0][0] <= self._timeline.now:  # its first message is sent at once,
-            self._finish_exchange(process)  # and arrives alone: the rest of a plain exchange follows (_arrived_alone)
-            return
-        self._call_alone(process, exchange.send(None))
-
-    def _completion_cycle(self, executor: Process) -> None:
-        """A job's executor (its actor a :class:`JobEnd`) whose sleep ended alone, the server waiting: the whole
-        cycle, as :meth:`_run_alone` takes it: the job ends, its report takes its step and arrives alone, the server
-        records it and, when the decision process is ready, sends it what it recorded, and that exchange runs alone."""
-        executor.actor.end()
-        executor.dead = True
-        self._timeline.lone_message_step()
-        self._completed(executor.actor.sim)  # (the server's _on_completed)
-        if self._ready:  # (its mailbox is empty: it was waiting)
-            self._exchange_alone(self._take_recorded(), None)
-
-    def _submission_cycle(self, submitter: Process) -> None:
-        """The submitter, its sleep ended alone, the server waiting: the whole cycle, as :meth:`_run_alone` and
-        :meth:`_sleeps_before_exchange` take it. Its jobs' report takes its step and arrives alone, and the server
-        records them; when the decision process is ready, the server sends it what it recorded, and the submitter
-        and that exchange share a round: the submitter begins its next sleep and the exchange runs alone (its
-        goodbye instead: the round is played)."""
-        call = submitter.actor.send(None)
-        if call[0] is not SEND or call[1][0] is not MSG_SUBMITTED:  # it sleeps again (the clock stopped short)
-            self._call_alone(submitter, call)
-            return
-        self._timeline.lone_message_step()
-        self._on_submitted(call[1])
-        if not self._ready:  # (its mailbox is empty: it was waiting)
-            self._run_alone(submitter)
-            return
-        call = submitter.actor.send(None)
-        if call[0] is SEND:  # its goodbye: the round is played, its call taken (_sleeps_before_exchange leaves it)
-            submitter.call = call
-            self._to_run.append(submitter)
-            self._send_recorded()
-            return
-        submitter.sleep = self._timeline.sleep(call[1], submitter)
-        if self._timeline.followed:  # a sleep about to end: the exchange runs in a round
-            self._send_recorded()
-            return
-        self._exchange_alone(self._take_recorded(), None)
-
-    def _sleeps_before_exchange(self) -> bool:
-        """A round of two actors, the second a fresh exchange (the submitter, its report served, and the exchange
-        the server then started): if the first only begins a sleep, begin it and leave the exchange to run next.
-
-        Exact: in the round, the first actor runs, then the exchange, then the first's sleep begins, then the
-        exchange's call is handled. The exchange's body (the call to the decision process) reads neither the
-        sleeps nor the sequence of actions (beginning a sleep leaves the clock as it is), so beginning the sleep
-        before it runs changes nothing, and the exchange's call is handled after the sleep, as in the round. When
-        the first actor does anything else, the round is played as usual (its call kept for the round)."""
-        first, second = self._to_run
-        if second.actor.__class__ is not Exchange or second.actor.events is None or first.dead or first.call:
-            return False
-        try:
-            call = first.actor.send(first.answer)
-        except StopIteration:
-            first.dead, first.answer = True, None
-            self._to_run.pop(0)
-            return True
-        first.answer = None
-        if call[0] is SEND:
-            first.call = call
-            return False
-        first.sleep = self._timeline.sleep(call[1], first)
-        self._to_run.pop(0)
-        return True
-
-    def _arrived_alone(self, sender: Process, message: tuple) -> None:
-        """A message arrived in a step in which nothing else happened: the server serves it; its sender runs
-        next, unless its report was its last call (it would only end), or it is a plain exchange, whose rest
-        :meth:`_finish_exchange` takes."""
-        if message[0] in LAST_MESSAGES:
-            sender.dead = True
-            self._serve(message)
-        elif sender.actor.__class__ is Exchange and sender.actor.plain and not self._timeline.followed:
-            self._serve(message)
-            self._finish_exchange(sender)
-        else:
-            self._to_run.append(sender)
-            self._serve(message)
-
-    def _send_at_once(self, decisions: Sequence[Decision]) -> None:
-        """A fresh plain exchange running alone whose decisions all apply at once (a list reply, the clock at its
-        time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
-        exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
-        timeline = self._timeline
-        for decision in decisions:
-            kind = decision.__class__
-            if kind is Execute and not self._to_run:  # the common case, as _lone_message takes it
-                timeline.lone_message_step()
-                self._run_job(decision)
-                continue
-            if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
-                self._register(decision.job)
-            elif kind is RegisterProfile:
-                self._register_profile(decision)
-            self._lone_message((MSG_DECISION, decision))
-        if self._to_run:  # READY, as _lone_message takes it
-            self._begin_sleeps()
-        timeline.lone_message_step()
-        self._ready = True  # (READY served: _serve, without its handler)
-        self._served()
-
-    def _lone_message(self, message: tuple) -> None:
-        """One message of a plain exchange, in a step of its own: the actors the previous decision started begin
-        their sleeps, the message's step is taken, and the server handles it (until READY the decision process is
-        busy: serving a decision is applying it, and the server then waits again, its mailbox empty)."""
-        if self._to_run:
-            self._begin_sleeps()
-        # the message's own action began before these sleeps; its number, drawn after theirs here, is never
-        # compared with anything (it ends in this step, alone), and theirs keep their order with every other
-        self._timeline.lone_message_step()
-        if message[0] is MSG_DECISION:
-            if message[1].__class__ is Execute:
-                self._run_job(message[1])
-            else:
-                self._on_decision(message)
-        else:
-            self._serve(message)
-
-    def _begin_sleeps(self) -> None:
-        """The actors the last decision of a plain exchange started begin their sleeps (the only call they make)."""
-        timeline, to_run = self._timeline, self._to_run
-        while to_run:
-            started = to_run.pop(0)
-            started.sleep = timeline.sleep(started.actor.send(None)[1], started)
-
-    def _finish_exchange(self, process: Process) -> None:
-        """The rest of a plain exchange (:attr:`Exchange.plain`), step by step as :meth:`_maestro` would take
-        it, without its rounds: nothing else can happen meanwhile. Each decision reaches the server in its
-        own step, after the actors the previous one started have begun their sleeps. Until READY, the decision
-        process is busy: serving a decision is applying it (the server then waits again, its mailbox empty)."""
-        exchange, pending = process.actor, process.actor.pending
-        while not self._done and pending and not self._mailbox and self._receiving:
-            self._lone_message(exchange.next_message())
-        if pending:
-            self._to_run.insert(0, process)  # what is left goes through the rounds
-        else:
-            process.dead = True
-
     def _start_sending(self, sender: Process, message: tuple) -> None:
         self._in_flight = (self._timeline.next_seq(), sender, message)
         self._in_flight_left = MESSAGE_TIME
@@ -474,18 +242,6 @@ class BatsimEngine(BatsimActors):
         # the decision process leaves jobs waiting forever: end here, and report them as unfinished
         self._end_time = stamp(self._timeline.now)
         self._call_decide(self._end_time, [SimulationEnds(self._end_time)])
-
-    def _call_decide(self, now: float, events: list[Event]) -> Sequence[Decision] | TimedReply:
-        started = time.perf_counter()
-        reply = self._decide(now, events)
-        self._deciding += time.perf_counter() - started
-        self._messages += 1
-        if self._progress is not None and len(self.rows) > self._reported:
-            ended = sum(id(sim) in self._static_ids for sim in self.rows[self._reported:])
-            self._reported = len(self.rows)
-            if ended:
-                self._progress(ended)
-        return reply
 
     # --- output --------------------------------------------------------------------
 
