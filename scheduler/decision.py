@@ -3,7 +3,8 @@
 :meth:`DecisionCore.decide` is pure: no I/O, no clock. The core is given its parts, built from its
 config by the composition root, :func:`scheduler.compose.build_core` (the one place that reads files):
 the queue policy, the scheduling algorithm, the runtime knowledge and predictions, and the classifier.
-The front ends read what it has to report through :meth:`DecisionCore.outcome` only.
+The front ends read what it has to report through :meth:`DecisionCore.outcome` only. What the core does
+beside its algorithm (siblings, promotions, the safeguard's kills, predictions) is :mod:`scheduler.decision_extras`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from scheduler.core.events import (
     JobKilled,
     JobSubmitted,
     NoMoreStaticJobs,
-    RegistrationFinished,
     Reject,
     RequestedCall,
     SetMetadata,
@@ -39,6 +39,16 @@ from scheduler.core.events import (
 from scheduler.core.job import Job
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
+from scheduler.decision_extras import (
+    CLASS_METADATA,
+    COMPLETED,
+    KILLED,
+    QUEUED,
+    REJECTED,
+    RUNNING,
+    DecisionExtras,
+    sibling_key,
+)
 from scheduler.errors import ConfigError, SimulationError
 from scheduler.knowledge.choices import JobClass
 from scheduler.parts import Classifier, Parts
@@ -46,18 +56,7 @@ from scheduler.parts import Classifier, Parts
 if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
 
-#: Lifecycle states of a job in :attr:`DecisionCore.states`.
-QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
-
 log = logging.getLogger(__name__)
-
-def _request(job: Job) -> tuple:
-    """What makes jobs siblings: their user, processors and requested time."""
-    return (job.extras.get("user"), job.res, job.walltime)
-
-
-#: The metadata a classified job is tagged with, by class.
-_CLASS_METADATA = {job_class: f"class={job_class.value}" for job_class in JobClass}
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ class Outcome:
     model: Any = None
 
 
-class DecisionCore:
+class DecisionCore(DecisionExtras):
     """One scheduler instance for one simulation.
 
     Front ends call :meth:`decide` once per Batsim message with that message's events,
@@ -161,48 +160,6 @@ class DecisionCore:
             self._after_scheduling(now, decisions)
         return decisions
 
-    def _before_scheduling(self, now: float, decisions: list[Decision]) -> bool:
-        """What the parts beside the algorithm do before it schedules (promotions, the safeguard's deadlines and
-        kills, the predictions' deadline misses); whether the algorithm must replan."""
-        self.alarms.passed(now)
-        replan = self._promote(now) if self._promotions else False
-        if self.safeguard is not None:
-            decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-            if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
-                replan |= self._kill_blocking(now, decisions)
-        if self.predictions is not None:
-            self._deadline_misses(now, decisions)
-            replan |= self._replan
-            self._replan = False
-        return replan
-
-    def _started(self, job: Job, now: float, decisions: list[Decision]) -> None:
-        """What the parts beside the algorithm do when a job starts (after its EXECUTE_JOB)."""
-        job_id = job.id
-        self.starts[job_id] = now
-        self._free -= job.res
-        if job_id in self.small_waiting:
-            self.small_waiting.discard(job_id)
-            if self._siblings:
-                self._siblings.get(_request(job), set()).discard(job_id)
-        if self.config.running_siblings == "large" and "user" in job.extras:
-            self._running_siblings.setdefault(_request(job), {})[job_id] = now
-        if self.safeguard is not None and job_id in self.small:
-            decisions.extend(self.safeguard.watch(job_id, now + self.small[job_id], now, job.res))
-        if self.predictions is not None:
-            changes = self.predictions.start(job, now)
-            self._watch_prediction(job_id, now, decisions)
-            self._apply_prediction_changes(changes, now, decisions)
-
-    def _after_scheduling(self, now: float, decisions: list[Decision]) -> None:
-        """What the parts beside the algorithm do once it has scheduled (kills that make room, the end of
-        registrations)."""
-        if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
-            self._make_room(now, decisions)
-        if self.dynamic_jobs and not self.registration_finished and self._registration_over():
-            self.registration_finished = True
-            decisions.append(RegistrationFinished())
-
     # --- event handlers ------------------------------------------------------------
 
     def _begin(self, event: SimulationBegins) -> None:
@@ -257,21 +214,13 @@ class DecisionCore:
                 self.small[job.id] = limit
                 self.small_waiting.add(job.id)
                 if self.config.siblings == "demote" and "user" in job.extras:
-                    self._siblings.setdefault(_request(job), set()).add(job.id)
-            decisions.append(SetMetadata(job.id, _CLASS_METADATA[job_class]))
+                    self._siblings.setdefault(sibling_key(job), set()).add(job.id)
+            decisions.append(SetMetadata(job.id, CLASS_METADATA[job_class]))
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
         self._enqueue(job, job_class.rank, now)
         return job
-
-    def _sibling_ran_long(self, job: Job, now: float) -> bool:
-        """``running_siblings`` large: whether a running job of the same user with the same request (processors
-        and p̃) has run for the divider already (what is seen now, not its runtime)."""
-        if self.config.running_siblings != "large" or "user" not in job.extras:
-            return False
-        divider = self.classifier.divider_at(now)
-        return any(now - start >= divider for start in self._running_siblings.get(_request(job), {}).values())
 
     def _rejection_reason(self, job: Job) -> str | None:
         if job.res <= 0:
@@ -295,7 +244,7 @@ class DecisionCore:
         if self._extras:  # only they read _free and starts
             self._free += self.jobs[job_id].res
         if self._running_siblings:
-            self._running_siblings.get(_request(self.jobs[job_id]), {}).pop(job_id, None)
+            self._running_siblings.get(sibling_key(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
         original = self.origin.get(job_id, job_id)
@@ -329,147 +278,9 @@ class DecisionCore:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
 
-    def _promote(self, now: float) -> bool:
-        """``promote_after``: the jobs of Q that have waited that many times their request since their submission
-        move ahead of it, with the uncertain jobs (the safeguard's retries keep the original's submission). Whether
-        any did."""
-        promoted = False
-        while self._promotions and self._promotions[0][0] <= now:
-            _, job_id = heapq.heappop(self._promotions)
-            job = self.jobs[job_id]
-            if self.states[job_id] == QUEUED and self.algorithm.queue.rank(job) == JobClass.LARGE.rank:
-                self.algorithm.requeue(job, self._estimate(job), JobClass.UNCERTAIN.rank, now)
-                promoted = True
-        return promoted
-
-    @property
-    def _retry_rank(self) -> int:
-        """The queue a job the safeguard killed waits in again."""
-        return JobClass.LARGE.rank if self.config.retry_queue == "large" else JobClass.UNCERTAIN.rank
-
-    def _kill_rank(self, head: Job) -> int:
-        """The queue a job past its trial is ranked in when deciding whether the first waiting job, ``head``, goes
-        before it: the one it would wait in again (``kill_for`` requeued); the uncertain jobs' (``policy``: only
-        small-classified jobs and uncertain ones before it in the policy's order go before it); or the head's own,
-        unless the head is classified small (``order``: the head goes before it if classified small or before it
-        in the policy's order)."""
-        if self.config.kill_for == "requeued":
-            return self._retry_rank
-        if self.config.kill_for == "policy":
-            return JobClass.UNCERTAIN.rank
-        return max(self.algorithm.queue.rank(head), JobClass.UNCERTAIN.rank)
-
-    def _kill_key(self, head: Job) -> float | None:
-        """The estimate the first waiting job is ordered by against a job past its trial: ``kill_for`` order compares
-        their requests (a watched head's estimate is bounded by its trial, not the job's); None: the queue's."""
-        return self.knowledge.estimate(head) if self.config.kill_for == "order" else None
-
-    def _make_room(self, now: float, decisions: list[Decision]) -> None:
-        """``kill_on`` demand or patient: kill the overtime jobs whose processors the first waiting job needs to start
-        now, among those it outranks (requeued, they would wait behind it)."""
-        queue = self.algorithm.queue
-        head = queue.head(now)
-        if head is None:
-            return
-        rank, key = self._kill_rank(head), self._kill_key(head)
-        among = [job_id for job_id in self.safeguard.overtime  # only those that head goes before
-                 if queue.outranks(head, self.jobs[job_id], rank, self.knowledge.estimate(self.jobs[job_id]), now, key)]
-        decisions.extend(self.safeguard.needed(head.res, self._free, among))
-
-    def _kill_blocking(self, now: float, decisions: list[Decision]) -> bool:
-        """``kill_on`` blocking or patient: each job past its deadline that the first waiting job goes before
-        (``kill_for``) and would delay, planned to run on to its request, by more than its slack, is in its way:
-        blocking kills it, patient leaves it overtime (:meth:`_make_room` kills it once that job could start now).
-        The others run on, planned with their request, as EASY would have backfilled them. Whether one did (the
-        plan changed)."""
-        spared, victims = False, []
-        queue = self.algorithm.queue
-        head = queue.head(now)
-        if head is not None:
-            rank, key, head_slack = self._kill_rank(head), self._kill_key(head), self._head_slack(head)
-        for job_id in list(self.safeguard.overtime):
-            job = self.jobs[job_id]
-            estimate = self.knowledge.estimate(job)
-            end = self.starts[job_id] + estimate
-            if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack)):
-                if self.config.kill_on == "blocking":
-                    victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
-            else:
-                self.safeguard.spare(job_id)
-                self.algorithm.expect_end(job_id, end)
-                spared = True
-        decisions.extend(self.safeguard.kill(victims))
-        return spared
-
-    def _slack(self, job_id: str) -> float:
-        """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
-        return self.config.kill_slack * self.small[job_id]
-
-    def _head_slack(self, head: Job) -> float:
-        """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
-        let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
-        fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
-        if not self.config.head_slack or self.algorithm.queue.rank(head) == JobClass.SMALL.rank:
-            return 0.0
-        return self.config.head_slack * self.knowledge.estimate(head)
-
-    def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
-        """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""
-        for job_id in self._siblings.pop(_request(killed), ()):
-            job = self.jobs[job_id]
-            self.small_waiting.discard(job_id)
-            del self.small[job_id]
-            self.algorithm.requeue(job, self._estimate(job), JobClass.LARGE.rank, now)
-            decisions.append(SetMetadata(job_id, _CLASS_METADATA[JobClass.LARGE]))
-
     def attempt(self, job_id: str) -> int:
         """0 for an original job, k for its resubmission ``<id>#k``."""
         return int(job_id.rpartition("#")[2]) if job_id in self.origin else 0
-
-    def _registration_over(self) -> bool:
-        """No job can be registered any more: no small job may still be killed."""
-        if self.safeguard is None:
-            return True
-        return self.no_more_static_jobs and not self.small_waiting and not self.safeguard.pending
-
-    # --- runtime predictions -------------------------------------------------------
-
-    def _watch_prediction(self, job_id: str, now: float, decisions: list[Decision]) -> None:
-        """Ask to be called when a running job's prediction runs out (strictly in the future)."""
-        end = self.predictions.expected_end(job_id)
-        heapq.heappush(self._prediction_ends, (end, job_id))
-        decisions.extend(self.alarms.at(end, now))
-
-    def _apply_prediction_changes(self, changes: dict[str, float], now: float, decisions: list[Decision]) -> None:
-        """Propagate changed predictions: re-key queued jobs, move running jobs' expected ends."""
-        for job_id in changes:
-            state = self.states.get(job_id)
-            if state == QUEUED:  # re-keyed with what the algorithm plans it with (the divider may bound it)
-                self.algorithm.reestimate(self.jobs[job_id], self._estimate(self.jobs[job_id]), now)
-            elif state == RUNNING:
-                self.algorithm.expect_end(job_id, self.predictions.expected_end(job_id))
-                self._watch_prediction(job_id, now, decisions)
-            else:
-                continue
-            self._replan = True
-
-    def _deadline_misses(self, now: float, decisions: list[Decision]) -> None:
-        """Correct the running jobs whose prediction ran out (predicted end <= now)."""
-        ends = self._prediction_ends
-        missed = []
-        while ends and ends[0][0] <= now:
-            end, job_id = heapq.heappop(ends)
-            if self.states.get(job_id) != RUNNING or self.predictions.expected_end(job_id) != end:
-                continue  # finished, or its prediction changed since (a newer entry exists)
-            if end >= self.starts[job_id] + self.jobs[job_id].walltime > self.starts[job_id]:
-                continue  # p̃ reached: Batsim ends the job now
-            missed.append(job_id)
-        for job_id in missed:
-            self.predictions.deadline_miss(self.jobs[job_id], now)
-            self.algorithm.expect_end(job_id, self.predictions.expected_end(job_id))
-            self._watch_prediction(job_id, now, decisions)
-            self._replan = True
 
     def _estimate(self, job: Job) -> float:
         """The runtime the algorithm plans a job with: the knowledge's estimate, bounded by the divider for
