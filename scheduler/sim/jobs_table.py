@@ -1,4 +1,5 @@
-"""The embedded engine's ``_jobs.csv`` table, built column by column from its job records.
+"""The embedded engine's ``_jobs.csv`` table (:mod:`scheduler.jobs_table`: its columns), built column by column
+from its job records.
 
 The table of a whole run is kept until its metrics and files are written, so each column is built on its own
 (no tuple per row next to it), and every row of a workload shares one string for the workload's name.
