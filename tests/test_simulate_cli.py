@@ -18,7 +18,7 @@ from tests.helpers import DATA, REPO
 def quick_start_command() -> list[str]:
     """The arguments of ``python -m scheduler`` in the README's first command (the quick start)."""
     readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Quick start"):]
+    section = readme[readme.index("## Set up"):]
     command = re.search(r"```sh\n(.+)\n", section).group(1)
     install, run = command.rsplit(" && ", 1)
     assert install.startswith("python3 -m venv .venv && .venv/bin/pip install")
