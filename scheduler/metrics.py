@@ -325,9 +325,9 @@ def _actual(name: str) -> list[Metric]:
     def mean(values: Callable[[JobSet], np.ndarray]) -> Callable[[JobSet], float]:
         return lambda run: float(values(run)[mask(run)].mean()) if mask(run).any() else math.nan
 
-    return [Metric(f"nb_jobs_actual_{name}", lambda run: int(mask(run).sum()), summary=False),
-            Metric(f"mean_bsld_actual_{name}", mean(lambda run: run.bsld), summary=False),
-            Metric(f"mean_wait_actual_{name}", mean(lambda run: run.done["wait"]), summary=False)]
+    return [Metric(f"nb_jobs_actual_{name}", lambda run: int(mask(run).sum())),
+            Metric(f"mean_bsld_actual_{name}", mean(lambda run: run.bsld)),
+            Metric(f"mean_wait_actual_{name}", mean(lambda run: run.done["wait"]))]
 
 
 for _metric in [
@@ -359,10 +359,11 @@ for _metric in [
            report="AWF", report_rank=1),
     Metric("p2sf", lambda run: p_alpha_sf(run.done["wait"], run.done["runtime"], run.done["res"], 2.0), "P2SF",
            "s", report="P2SF", report_rank=2),
-    # Only report computes these: the actual classes split the jobs at the median runtime of the whole run.
-    Metric("class_divider", lambda run: run.divider, summary=False),
+    # The actual classes split the jobs at the median runtime of the whole run (simulate compares the large).
+    Metric("class_divider", lambda run: run.divider),
     *_actual("small"),
     *_actual("large"),
+    # Only report computes these.
     Metric("wasted_fraction", lambda run: _wasted(run) / _useful(run) if _useful(run) > 0 else math.nan,
            summary=False),
     # The classifier's answers (the first class of each job's attempts): small, and uncertain (probing) apart.
