@@ -84,3 +84,15 @@ def test_one_mark_for_not_applicable_and_zero_for_zero():
     assert share(1, 0) == reduction(1, 0) == ratio(1, 0) == change(1, 0) == NOT_APPLICABLE  # against nothing
     assert count(28467) == "28,467" and count(7200 / 3600) == "2"
     assert reduction(22.77, 54.83) == "58.5%" and ratio(3, 2) == "1.50×" and change(1.1, 1.0) == "+10.0%"
+
+
+def test_the_progress_bar_fits_the_console(monkeypatch):
+    from tqdm import tqdm
+
+    from scheduler.cli.simulate import progress_bar
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with progress_bar(3000, "classification-idempotent") as bar:
+        assert bar.ncols == 80
+    line = tqdm.format_meter(1500, 3000, 12.0, ncols=bar.ncols, prefix="classification-idempotent", unit="job")
+    assert len(line) <= 80
