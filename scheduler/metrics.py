@@ -41,6 +41,10 @@ runtime ``p``; tau = 60 s by default, 10 s to compare with Gaussier et al.
     P^aSF = integral(t^a t dA) / integral(t^a dA). ``p2sf`` is a = 2. P^0SF is the area-weighted
     mean of (W + F) / 2.
 - ``useful_core_seconds``: processor-seconds of the final attempts of the completed jobs;
+- ``class_divider``: the median runtime of the completed jobs, which splits them into the actually small
+  (runtime below it) and the actually large; ``nb_jobs_actual_small``, ``mean_bsld_actual_small`` and
+  ``mean_wait_actual_small``, and the same for ``large`` (``simulate``'s table compares the large ones' mean
+  bsld across variants);
 - ``nb_success``, ``nb_walltime`` (final attempt reached its walltime), ``nb_rejected``: the original jobs
   by final state;
 - ``nb_kills`` (killed attempts), ``nb_jobs_killed`` (original jobs killed at least once),
