@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "simulate",
         help="simulate a workload (SWF or Batsim JSON) with the embedded Batsim engine",
         description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine. With several "
-                    "variants (--variant base,classification-idempotent), run each and print them side by side.",
+                    "variants (--variant base,classification-idempotent), run each and print them side by side. The "
+                    "table fits the console: COLUMNS when set, else the terminal's width, else 100 columns; 80 at "
+                    "least (variants that do not fit go to further blocks of columns).",
         usage="%(prog)s WORKLOAD [options]",
     )
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
