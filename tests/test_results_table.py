@@ -72,8 +72,10 @@ def test_times_are_in_s_min_h_or_d_with_three_significant_digits():
     assert duration(90) == "1.50 min"
     assert duration(45) == "45.0 s" and duration(0.11) == "0.11 s"
     assert duration(0) == "0 s"
-    # a row shares the unit of its largest value, so that it reads at a glance
-    assert durations([222855, 3600, 0, None]) == ["2.58 d", "0.04 d", "0 d", NOT_APPLICABLE]
+    # a row shares one unit, its median's, so that it reads at a glance
+    assert durations([222855, 237234, 413526, 0, None]) == ["2.58 d", "2.75 d", "4.79 d", "0 d", NOT_APPLICABLE]
+    assert durations([3.0, 17.4, 71.4]) == ["3.0 s", "17.4 s", "71.4 s"]  # not 0.05 min
+    assert durations([7200, 600, 900]) == ["120 min", "10 min", "15 min"]
 
 
 def test_one_mark_for_not_applicable_and_zero_for_zero():

@@ -9,6 +9,7 @@ from JSON). A zero is always written as a zero.
 from __future__ import annotations
 
 import math
+import statistics
 
 #: The one mark of a value that does not apply (never a zero).
 NOT_APPLICABLE = "–"
@@ -39,13 +40,14 @@ def duration(seconds: float | None, unit: tuple[str, float] | None = None) -> st
 
 
 def durations(values: list[float | None]) -> list[str]:
-    """Times in one unit, the one that fits the largest, so that a row reads at a glance (each value with
-    the decimals that give the largest three significant digits)."""
-    present = [abs(value) for value in values if not missing(value)]
+    """Times in one unit, so that a row reads at a glance: the unit of their median (zeros aside), with the
+    decimals that give the largest three significant digits (3, 17.4 and 71.4 s stay in seconds)."""
+    present = sorted(abs(value) for value in values if not missing(value))
     if not present:
         return [NOT_APPLICABLE] * len(values)
-    unit = time_unit(max(present))
-    largest = max(present) / unit[1]
+    nonzero = [value for value in present if value > 0] or present
+    unit = time_unit(statistics.median(nonzero))
+    largest = present[-1] / unit[1]
     return [NOT_APPLICABLE if missing(value) else "0 " + unit[0] if value == 0
             else f"{_significant(value / unit[1], largest)} {unit[0]}" for value in values]
 
