@@ -82,7 +82,7 @@ def test_the_comparison_shows_useful_utilisation_and_the_share_of_jobs_killed(co
     assert rows["probe_length"] == ["–", "–", "1.0", "0.5"]
     assert re.search(r"^mean response +[\d.]+ (s|min|h|d) ", out, re.M) and "(AF)" not in out
     # point 3: the scores' definition is said
-    assert "classifier: scores of the jobs classified small; uncertain jobs count as not small" in out
+    assert "classifier: scores of the jobs classified small; uncertain jobs count as not small" in " ".join(out.split())
 
 
 @pytest.mark.slow

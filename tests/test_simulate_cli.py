@@ -159,7 +159,8 @@ def test_a_job_wider_than_the_machine_dropped_by_the_cleaning_is_said(tmp_path, 
     assert cleaning["dropped"]["res>nb_res"] == 1 and cleaning["kept_jobs"] == 1
 
 
-def test_a_job_wider_than_the_platform_rejected_by_the_scheduler_is_said(tmp_path, capsys):
+def test_a_job_wider_than_the_platform_rejected_by_the_scheduler_is_said(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # the lines below fit it whole
     # no header: the cleaning sizes the machine by the largest job (32); the run is on 16 machines
     trace = swf(tmp_path, ["1 0 0 100 32", "2 10 0 100 4"])
     assert main(["simulate", trace, "--nb-res", "16"]) == 0
