@@ -76,3 +76,31 @@ def serve_in_process(messages: list[bytes], options: dict) -> tuple[list, Except
     finally:
         server.close()
         batsim.close()
+
+
+def comparison_table(out: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The variants and the rows (by label, stripped; one value per variant) of ``simulate``'s comparison in
+    ``out``, its blocks of columns joined. A column's name and values end at the same position (right-aligned);
+    a block's name lines start with blanks under the labels, and a blank line ends the block."""
+    import re
+
+    lines, names, rows, i = out.splitlines(), [], {}, 0
+    while i < len(lines):
+        if not lines[i].startswith(" " * 6) or not lines[i].strip():
+            i += 1
+            continue
+        header = []
+        while lines[i].startswith(" " * 6):
+            header.append(lines[i])
+            i += 1
+        ends = [match.end() for match in re.finditer(r"\S+", header[-1])]
+        names += ["".join(line[:end].rsplit(None, 1)[-1] if len(line) >= end and line[end - 1] != " " else ""
+                          for line in header) for end in ends]
+        while i < len(lines) and lines[i].strip():
+            line = lines[i].ljust(ends[-1])
+            first = re.split(r" {2,}", line[:ends[0]].strip())[-1]
+            label = line[:ends[0]].strip().removesuffix(first)
+            values = [first] + [line[start:end].strip() for start, end in zip(ends, ends[1:])]
+            rows.setdefault(label.strip(), []).extend(values)
+            i += 1
+    return names, rows

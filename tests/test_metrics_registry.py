@@ -8,6 +8,7 @@ import pandas as pd
 
 from scheduler import metrics
 from scheduler.cli import main
+from scheduler.cli.formats import duration
 from scheduler.metrics import METRICS, Metric, summarize
 from scheduler.values import DEFAULT_TAU
 
@@ -25,8 +26,9 @@ def test_one_entry_adds_a_metric_everywhere(tmp_path, monkeypatch, capsys):
     table = capsys.readouterr().out
     summary = json.loads((tmp_path / "runs" / "tiny_summary.json").read_text())
     value = summary["metrics"]["median_wait"]
-    assert f"median wait          {value:.0f} s" in table.splitlines()
-    assert list(summary["metrics"])[list(summary["metrics"]).index("p2sf") + 1] == "median_wait"
+    assert f"median wait          {duration(value)}" in table.splitlines()
+    keys = list(summary["metrics"])  # after the registry's others, before the per-class keys
+    assert keys[keys.index("median_wait") - 1] == "mean_wait_actual_large"
 
     assert main(["report", str(tmp_path / "runs"), "-o", str(tmp_path / "report"), "--no-plots"]) == 0
     runs = pd.read_csv(tmp_path / "report" / "runs.csv")
@@ -47,5 +49,6 @@ def test_report_only_metrics_come_after_the_per_class_keys(monkeypatch):
     plain = summarize(jobs)
     full = summarize(jobs, recomputed=True)
     assert list(full)[:len(plain)] == list(plain)
-    assert {"class_divider", "wasted_fraction", "nb_jobs_actual_small"} <= set(full) - set(plain)
+    assert {"wasted_fraction", "nb_predicted_small"} <= set(full) - set(plain)
+    assert {"class_divider", "nb_jobs_actual_large", "mean_bsld_actual_large"} <= set(plain)  # simulate's table
     assert plain["tau"] == DEFAULT_TAU == metrics.bounded_slowdown.__defaults__[0]

@@ -50,13 +50,23 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
             "final_states": dict(Counter(result.columns["final_state"]).most_common()),
         },
         "metrics": summarize(result.columns, nb_machines=result.nb_machines, tau=tau),
-        "classifier": outcome.classifier,
+        "classifier": _classifier(outcome),
         "predictions": outcome.predictions,
         "messages": result.nb_messages,
         "batsim_flags": result.batsim_flags,
         "scheduling_time": result.scheduling_time,
         "wall_time": wall_time,
     }
+
+
+def _classifier(outcome: Outcome) -> dict[str, Any] | None:
+    """The classifier's summary, with ``divider_range``: the smallest and largest of the weeks' dividers in
+    seconds (None before any job completed)."""
+    if outcome.classifier is None:
+        return None
+    dividers = outcome.reports["classifier_weeks"]["divider"].dropna()
+    return {**outcome.classifier,
+            "divider_range": [float(dividers.min()), float(dividers.max())] if len(dividers) else None}
 
 
 def _checksum(path: str | Path | None) -> str | None:
