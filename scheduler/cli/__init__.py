@@ -66,6 +66,17 @@ def non_empty(text: str) -> str:
     return text
 
 
+def workload_argument(given: str) -> str:
+    """The file a command's workload argument names (:func:`scheduler.workloads.workload_path`: a path, or a
+    trace's name or file name found in the trace cache); said on stderr when it is not the path given."""
+    from scheduler.workloads import workload_path
+
+    path = str(workload_path(given))
+    if path != given:
+        print(f"{given}: reading {path}", file=sys.stderr, flush=True)
+    return path
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of the module that registers ``command`` only."""
     parser = Parser(

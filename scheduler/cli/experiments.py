@@ -71,11 +71,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     from scheduler.experiments.grid import load_config_file
     from scheduler.experiments.sweep import format_outcome, run_sweep
-    from scheduler.outputs import check_output
+    from scheduler.outputs import check_distinct, check_output
 
     config = load_config_file(args.config)
     results = Path(args.results) if args.results else Path("results") / config.name
     check_output(results / "sweep_config.json", "--output")
+    check_distinct([("--output", results / "sweep_config.json")], [("the sweep config", args.config)])
     if args.dry_run:
         return _dry_run(config, results, args.trace_dir)
     outcome = run_sweep(config, results, workers=args.workers, dask_scheduler=args.dask_scheduler,

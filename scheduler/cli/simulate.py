@@ -12,14 +12,15 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
+from scheduler.cli import workload_argument
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
-from scheduler.compose import warm_up
+from scheduler.compose import input_files, warm_up
 from scheduler.config import (CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, VARIANTS,
                               SchedulerConfig)
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import UsageError
 from scheduler.metrics import METRICS
-from scheduler.outputs import check_output, check_outputs, prefixed
+from scheduler.outputs import check_distinct, check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
 from scheduler.decision import Outcome
 from scheduler.sim.engine import SimulationOptions, SimulationResult
@@ -37,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "variants (--variant base,classification-idempotent), run each and print them side by side.",
         usage="%(prog)s WORKLOAD [options]",
     )
-    parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
+    parser.add_argument("workload", help="SWF trace (.swf, .swf.gz), Batsim JSON workload, or a trace's name or file "
+                                         "name in the trace cache (see fetch-trace)")
     group = add_scheduling_options(parser, several_variants=True)["run"]
     size = group.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
@@ -64,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     variants = variant_names(args.variant)
+    args.workload = workload_argument(args.workload)
     if args.save_model and len(variants) > 1:
         raise UsageError("--save-model saves the classifier of one run: give a single --variant")
     configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
@@ -106,6 +109,11 @@ def check_locations(args: argparse.Namespace, configs: dict[str | None, Schedule
         if all(config.classifier == "none" for config in configs.values()):
             raise UsageError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         check_output(args.save_model, "--save-model")
+    outputs = [("--output-prefix", prefixed(prefix, suffix)) for prefix in filter(None, prefixes.values())
+               for suffix in RESULT_SUFFIXES]
+    inputs = [("the workload", args.workload), ("--platform", args.platform), ("--config", args.config)]
+    inputs += [("the scheduler's input", path) for config in configs.values() for path in input_files(config)]
+    check_distinct([*outputs, ("--save-model", args.save_model)], inputs)
 
 
 def variant_names(text: str | None) -> list[str]:
