@@ -141,3 +141,36 @@ def test_well_formed_endpoints_are_taken(endpoint):
     from scheduler.cli.batsim import endpoint_flag
 
     assert endpoint_flag(endpoint) == endpoint
+
+
+# --- sweep files ---------------------------------------------------------------------------------
+
+
+def test_the_sweep_file_s_keys_are_documented():
+    import msgspec
+
+    from scheduler.experiments.grid import _SweepFile, _TraceEntry
+
+    text = (REPO / "docs" / "sweeps.md").read_text()
+    for struct in (_SweepFile, _TraceEntry):
+        for field in msgspec.structs.fields(struct):
+            assert f"| `{field.name}` |" in text, field.name
+
+
+def test_an_unknown_trace_name_stops_the_sweep_before_its_first_run(tmp_path, capsys):
+    config = tmp_path / "sweep.json"
+    config.write_text(json.dumps({"traces": [str(REPO / "workloads" / "sample.json"), "KTH-SP3"]}))
+    assert exit_code(["sweep", str(config), "-o", str(tmp_path / "results"), "--workers", "0"]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {config}: traces[1]: 'KTH-SP3' is neither a trace name nor a workload file (.swf[.gz], "
+        ".json[.gz]); known traces: CTC-SP2, HPC2N, KTH-SP2, SDSC-BLUE, SDSC-SP2, KIT-FH2, MetaCentrum2-zegox\n")
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_finds_a_trace_file_name_in_the_cache(cache):
+    from scheduler.experiments.grid import parse_config
+    from scheduler.experiments.traces import resolve_trace_file
+
+    config = parse_config({"traces": [KTH_FILE, {"name": "mine", "path": f"elsewhere/{KTH_FILE}"}]})
+    assert config.traces[0].archive == "KTH-SP2"
+    assert [resolve_trace_file(trace, download=False) for trace in config.traces] == [cache / KTH_FILE] * 2
