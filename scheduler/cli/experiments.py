@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="tables and plots (REPORT.md, PNG) from sweep results or Batsim _jobs.csv files",
         description="Read every run under RESULTS (sweep output, simulate -e output, or Batsim NAME_jobs.csv "
-                    "files with a NAME_config.json) and write REPORT.md, REPORT.html, tables as CSV and PNG plots "
-                    "into DIR. Metrics are recomputed from the _jobs.csv files.",
+                    "files with a NAME_config.json, or with the NAME_schedule.csv that Batsim and batsim-peer "
+                    "write) and write REPORT.md, REPORT.html, tables as CSV and PNG plots into DIR. Metrics are "
+                    "recomputed from the _jobs.csv files.",
     )
     report.add_argument("results", nargs="+", help="results folder(s)")
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")

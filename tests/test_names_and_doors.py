@@ -174,3 +174,20 @@ def test_a_sweep_finds_a_trace_file_name_in_the_cache(cache):
     config = parse_config({"traces": [KTH_FILE, {"name": "mine", "path": f"elsewhere/{KTH_FILE}"}]})
     assert config.traces[0].archive == "KTH-SP2"
     assert [resolve_trace_file(trace, download=False) for trace in config.traces] == [cache / KTH_FILE] * 2
+
+
+# --- report ------------------------------------------------------------------------------------------
+
+
+def test_report_reads_what_batsim_peer_writes(tmp_path, monkeypatch, capsys):
+    """batsim-peer -e NAME writes NAME_jobs.csv and NAME_schedule.csv (as Batsim): a simulate run's files
+    without its summary are the same."""
+    monkeypatch.chdir(tmp_path)
+    assert exit_code(["simulate", str(REPO / "workloads" / "sample.json"), "-e", "out/peer", "--no-progress"]) == 0
+    (tmp_path / "out" / "peer_summary.json").unlink()
+    assert sorted(os.listdir("out")) == ["peer_jobs.csv", "peer_schedule.csv"]
+    capsys.readouterr()
+    assert exit_code(["report", "out", "-o", "report", "--no-plots"]) == 0
+    captured = capsys.readouterr()
+    assert "note: out/peer_jobs.csv: labelled trace peer, policy fcfs, variant base" in captured.err
+    assert "| peer | 3,000 | 128 | 1 | batsim |" in (tmp_path / "report" / "REPORT.md").read_text()
