@@ -191,3 +191,45 @@ def test_report_reads_what_batsim_peer_writes(tmp_path, monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "note: out/peer_jobs.csv: labelled trace peer, policy fcfs, variant base" in captured.err
     assert "| peer | 3,000 | 128 | 1 | batsim |" in (tmp_path / "report" / "REPORT.md").read_text()
+
+
+# --- Ctrl-C --------------------------------------------------------------------------------------------
+
+
+def _interrupt_on(monkeypatch, target: str, call: int) -> None:
+    """Make ``scheduler.cli.simulate.<target>`` raise KeyboardInterrupt on its ``call``-th call (from 1)."""
+    import scheduler.cli.simulate as simulate
+
+    real, calls = getattr(simulate, target), []
+
+    def stopping(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == call:
+            if target == "write_results":  # half way: the jobs file is written
+                open(args[0] + "_jobs.csv", "w").write("half")
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(simulate, target, stopping)
+
+
+@pytest.mark.parametrize("target, says", [
+    ("simulate_outcome", "those of runtimes-clairvoyant were not written"),
+    ("write_results", "the half-written files of out_runtimes-clairvoyant were removed"),
+])
+def test_ctrl_c_during_several_variants_says_which_files_are_whole(tmp_path, monkeypatch, capsys, target, says):
+    monkeypatch.chdir(tmp_path)
+    _interrupt_on(monkeypatch, target, 2)
+    workload = str(REPO / "workloads" / "sample.json")
+    assert exit_code(["simulate", workload, "--variant", "base,runtimes-clairvoyant,class-clairvoyant", "-e", "out", "--no-progress"]) == 130
+    assert capsys.readouterr().err == (
+        "interrupted: during variant runtimes-clairvoyant (2 of 3): the files of base are complete (out_VARIANT_jobs.csv, ...); "
+        f"{says}\n")
+    assert sorted(os.listdir()) == ["out_base_jobs.csv", "out_base_schedule.csv", "out_base_summary.json"]
+
+
+def test_ctrl_c_without_an_output_prefix(monkeypatch, capsys):
+    _interrupt_on(monkeypatch, "simulate_outcome", 1)
+    assert exit_code(["simulate", str(REPO / "workloads" / "sample.json"), "--variant", "all"]) == 130
+    assert capsys.readouterr().err.endswith("interrupted: during variant base (1 of 9); no file written "
+                                            "(no --output-prefix)\n")

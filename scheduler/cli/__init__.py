@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     except SchedulerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as stop:  # a command may say what it leaves behind
+        print(f"interrupted: {stop}" if str(stop) else "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()

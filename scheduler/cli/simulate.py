@@ -82,9 +82,14 @@ def _run(args: argparse.Namespace) -> int:
 
         nb_machines = read_platform(args.platform).nb_compute_hosts
     summaries, written = {}, []
-    for name, config in configs.items():
-        summaries[name], paths = run_one(workload, config, nb_machines, args, prefixes[name], label=name)
-        written.append(paths)
+    try:
+        for name, config in configs.items():
+            summaries[name], paths = run_one(workload, config, nb_machines, args, prefixes[name], label=name)
+            written.append(paths)
+    except KeyboardInterrupt as stop:
+        if len(configs) > 1:
+            raise KeyboardInterrupt(interrupted(list(configs), list(summaries), args.output_prefix, stop)) from None
+        raise
     if len(summaries) == 1:
         print(format_table(*summaries.values()))
     else:
@@ -93,6 +98,35 @@ def _run(args: argparse.Namespace) -> int:
         stem = paths[0].name.removesuffix("_jobs.csv")
         print(("\n" if i == 0 else "") + f"wrote {paths[0]}, " + ", ".join(p.name.removeprefix(stem) for p in paths[1:]))
     return 0
+
+
+def interrupted(variants: list[str], finished: list[str], prefix: str | None, stop: KeyboardInterrupt) -> str:
+    """What an interrupted run of several variants leaves: which variants' files are whole, and that the
+    interrupted one's are not there (:func:`write_whole`)."""
+    current = variants[len(finished)]
+    said = f"during variant {current} ({len(finished) + 1} of {len(variants)})"
+    if not prefix:
+        return f"{said}; no file written (no --output-prefix)"
+    whole = (f"the files of {', '.join(finished)} are complete ({prefix}_VARIANT_jobs.csv, ...)" if finished
+             else "no variant's files were written")
+    return f"{said}: {whole}; {str(stop) or f'those of {current} were not written'}"
+
+
+def write_whole(prefix: str, result: SimulationResult, summary: dict, outcome: Outcome) -> list[Path]:
+    """:func:`write_results`, all or nothing: stopped or failed half way, it removes the run's files (a whole
+    set of an earlier run with the same prefix included: it is half overwritten)."""
+    paths = [prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES]
+    paths += [prefixed(prefix, f"_{name}.csv") for name in outcome.reports]
+    try:
+        return write_results(prefix, result, summary, outcome)
+    except KeyboardInterrupt:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        raise KeyboardInterrupt(f"the half-written files of {prefix} were removed") from None
+    except BaseException:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        raise
 
 
 def run_prefix(prefix: str | None, variant: str | None, runs: int) -> str | None:
@@ -144,7 +178,7 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
         result, outcome = simulate_outcome(workload, config, nb_machines, options, bar.update if bar else None)
     summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started,
                           variant=label)
-    written = write_results(prefix, result, summary, outcome) if prefix else []
+    written = write_whole(prefix, result, summary, outcome) if prefix else []
     if args.save_model:
         outcome.model.save(args.save_model)
     return summary, written
