@@ -233,3 +233,19 @@ def test_ctrl_c_without_an_output_prefix(monkeypatch, capsys):
     assert exit_code(["simulate", str(REPO / "workloads" / "sample.json"), "--variant", "all"]) == 130
     assert capsys.readouterr().err.endswith("interrupted: during variant base (1 of 9); no file written "
                                             "(no --output-prefix)\n")
+
+
+def test_runs_of_a_trace_s_first_jobs_are_marked_beside_the_paper_s_figures(tmp_path, capsys):
+    """A sweep's max_jobs: the report says the runs are truncated wherever the paper's (whole-trace) figures
+    stand beside them."""
+    config = tmp_path / "sweep.json"
+    config.write_text(json.dumps({"traces": [{"name": "KTH-SP2", "path": str(REPO / "workloads" / "sample.json"),
+                                              "max_jobs": 100}],
+                                  "variants": ["base", "classification-idempotent"]}))
+    assert exit_code(["sweep", str(config), "-o", str(tmp_path / "results"), "--workers", "0", "--no-progress"]) == 0
+    assert exit_code(["report", str(tmp_path / "results"), "-o", str(tmp_path / "report"), "--no-plots"]) == 0
+    text = (tmp_path / "report" / "REPORT.md").read_text()
+    assert "| KTH-SP2 | 100 (the trace's first 100) | 128 | 2 | sweep |" in text
+    assert ("Truncated runs: KTH-SP2, the first 100 jobs only (the sweep's `max_jobs`). The paper's figures are for "
+            "whole traces") in text
+    assert "| 50% (whole trace) |" in text

@@ -83,6 +83,8 @@ class RunFiles:
     weeks_csv: Path | None = None
     predictions_csv: Path | None = None
     described_by: Path | None = None  # the NAME_config.json or NAME_summary.json read
+    #: A sweep's run of the first N jobs of its trace only (the trace's ``max_jobs``), else None.
+    max_jobs: int | None = None
     #: Everything but the labels that makes the run what it is (its scheduler options, the machine size, tau):
     #: runs that differ in it are never averaged together.
     settings: dict = field(default_factory=dict)
@@ -108,6 +110,7 @@ class RunData:
         f = self.files
         return {"trace": f.trace, "policy": f.policy, "variant": f.variant, "seed": f.seed,
                 "nb_machines": f.nb_machines, "tau": f.tau, "origin": f.origin, "path": str(f.prefix),
+                "max_jobs": f.max_jobs,
                 **self.metrics}
 
 
@@ -226,6 +229,7 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
     return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
                     seed=int(seed), nb_machines=nb_machines, tau=tau,
                     origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks,
+                    max_jobs=(sweep or {}).get("max_jobs"),
                     predictions_csv=predictions, described_by=summary_file,
                     settings={**settings, "nb_machines": nb_machines, "tau": tau})
 
