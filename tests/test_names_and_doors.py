@@ -257,3 +257,20 @@ def test_simulate_help_says_easy_bf_fast_backfills_jobs_that_end_before_the_prio
     text = " ".join(capsys.readouterr().out.split())
     assert "easy_bf_fast (EASY whose priority job keeps its first expected start: a job backfills only if it ends " \
            "by then)" in text and "no backfilling beside it" not in text
+
+
+def test_a_write_that_fails_before_replacing_a_file_keeps_an_earlier_run_s_files(tmp_path, monkeypatch, capsys):
+    import scheduler.cli.simulate as simulate
+    from scheduler.errors import OutputError
+
+    monkeypatch.chdir(tmp_path)
+    earlier = {name: f"earlier {name}" for name in ("out_jobs.csv", "out_schedule.csv", "out_summary.json")}
+    for name, text in earlier.items():
+        (tmp_path / name).write_text(text)
+
+    def failing(*args, **kwargs):
+        raise OutputError("out_jobs.csv: cannot write (No space left on device)")
+
+    monkeypatch.setattr(simulate, "write_results", failing)
+    assert exit_code(["simulate", str(REPO / "workloads" / "sample.json"), "-e", "out", "--no-progress"]) == 1
+    assert {name: (tmp_path / name).read_text() for name in earlier} == earlier

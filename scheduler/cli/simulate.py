@@ -113,20 +113,30 @@ def interrupted(variants: list[str], finished: list[str], prefix: str | None, st
 
 
 def write_whole(prefix: str, result: SimulationResult, summary: dict, outcome: Outcome) -> list[Path]:
-    """:func:`write_results`, all or nothing: stopped or failed half way, it removes the run's files (a whole
-    set of an earlier run with the same prefix included: it is half overwritten)."""
+    """:func:`write_results`, all or nothing: stopped or failed once it has replaced a file, it removes the
+    run's files (those of an earlier run with the same prefix too: that set is half replaced)."""
     paths = [prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES]
     paths += [prefixed(prefix, f"_{name}.csv") for name in outcome.reports]
+    before = {path: _identity(path) for path in paths}
     try:
         return write_results(prefix, result, summary, outcome)
-    except KeyboardInterrupt:
-        for path in paths:
-            path.unlink(missing_ok=True)
-        raise KeyboardInterrupt(f"the half-written files of {prefix} were removed") from None
-    except BaseException:
-        for path in paths:
-            path.unlink(missing_ok=True)
+    except BaseException as stop:
+        replaced = any(_identity(path) != before[path] for path in paths)
+        if replaced:
+            for path in paths:
+                path.unlink(missing_ok=True)
+        if isinstance(stop, KeyboardInterrupt) and replaced:
+            raise KeyboardInterrupt(f"the half-written files of {prefix} were removed") from None
         raise
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """A file's inode and modification time (a file written atomically gets a new one), or None."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def run_prefix(prefix: str | None, variant: str | None, runs: int) -> str | None:
