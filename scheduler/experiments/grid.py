@@ -16,7 +16,8 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
 
 ``traces``
     Each entry is a string or an object. A string is a trace name of the archive catalogue
-    (``python -m scheduler fetch-trace --list``) or a file path. An object has:
+    (``python -m scheduler fetch-trace --list``) or its file name, or a workload file path (``.swf[.gz]``,
+    ``.json[.gz]``); any other string is refused, with the catalogue's names. An object has:
 
     - ``name``: the label of the trace in results and reports (default: the archive name or
       the file name without its suffixes);
