@@ -6,7 +6,8 @@
 #   - removes the empty batsim_* files a failed Batsim run left in out/$EXPERIMENT/ (Batsim creates its
 #     outputs when it starts: a run that aborts leaves them empty, and they are no results);
 #   - fails with one clear line when an input is missing or out/$EXPERIMENT/ is not writable.
-# It never overwrites a file of the data folder, and removes none but those empty batsim_* files. Every setting comes from the environment.
+# It never overwrites a file of the data folder, and removes none but those empty batsim_* files.
+# Every setting comes from the environment.
 set -eu
 
 data=${DATA:-/data}
