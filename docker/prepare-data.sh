@@ -3,8 +3,11 @@
 #   - creates platforms/, workloads/ and out/$EXPERIMENT/ in it;
 #   - copies the shipped platform and workload into it when it lacks them;
 #   - converts workloads/NAME.swf or NAME.swf.gz into workloads/NAME.json when that is missing;
+#   - removes the empty batsim_* files a failed Batsim run left in out/$EXPERIMENT/ (Batsim creates its
+#     outputs when it starts: a run that aborts leaves them empty, and they are no results);
 #   - fails with one clear line when an input is missing or out/$EXPERIMENT/ is not writable.
-# It never overwrites a file of the data folder. Every setting comes from the environment.
+# It never overwrites a file of the data folder, and removes none but those empty batsim_* files.
+# Every setting comes from the environment.
 set -eu
 
 data=${DATA:-/data}
@@ -60,5 +63,12 @@ else
     fail "out/$experiment is not writable as user $(id -u):$(id -g);" \
          "set DATA_UID and DATA_GID to the owner of the host folder (see docs/docker.md)"
 fi
+
+for stale in "$data/out/$experiment"/batsim_*; do
+    if [ -f "$stale" ] && [ ! -s "$stale" ]; then
+        rm -f "$stale"
+        echo "prepare: removed out/$experiment/${stale##*/}: empty, left by a Batsim run that failed"
+    fi
+done
 
 echo "prepare: ready: platforms/$platform, workloads/$workload, results in out/$experiment/"

@@ -285,8 +285,8 @@ class SchedulerConfig:
 
     algorithm: str = option(
         "easy", "scheduling algorithm: easy (EASY backfilling, batsched's easy_bf), easy_bf_fast (EASY whose "
-                "priority job keeps its first expected start, no backfilling beside it), conservative_bf (a "
-                "reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
+                "priority job keeps its first expected start: a job backfills only if it ends by then), "
+                "conservative_bf (a reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
                 "fcfs_fast) or filler (every job that fits now starts, in queue order); or a plug-in: FILE.py:CLASS, "
                 "MODULE:CLASS or an entry point's name (docs/plugins.md)",
         _plugin("algorithm"), flags=("--algorithm", "-v"), metavar="NAME")

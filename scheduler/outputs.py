@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from scheduler.errors import OutputError
+from scheduler.errors import OutputError, UsageError
 
 
 def check_output(path: str | Path, option: str) -> Path:
@@ -44,6 +44,31 @@ def check_outputs(paths: Iterable[str | Path], option: str) -> None:
     """:func:`check_output` of each path."""
     for path in paths:
         check_output(path, option)
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | Path]], inputs: Iterable[tuple[str, str | Path]]) -> None:
+    """Refuse (:class:`UsageError`) an output that is one of the command's inputs, or another of its outputs:
+    ``outputs`` and ``inputs`` are ``(option, path)`` pairs (``option``: how the command line named it). Paths
+    are compared resolved (links and ``..`` followed), and by file identity when both exist (a hard link)."""
+    seen: list[tuple[str, Path]] = [(option, Path(path)) for option, path in inputs if path]
+    for option, path in outputs:
+        if not path:
+            continue
+        path = Path(path)
+        for other_option, other in seen:
+            if _same_file(path, other):
+                raise UsageError(f"{option} {path}: it is {other_option} {other} too; writing it would overwrite "
+                                 "it: choose another file")
+        seen.append((option, path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
 
 
 def prefixed(prefix: str | Path, suffix: str) -> Path:

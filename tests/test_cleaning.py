@@ -158,3 +158,29 @@ def test_lublin_trace_without_requests_converts():
     assert jobs["walltime"].nunique() == 1
     assert (jobs["runtime"] < jobs["walltime"]).all()
     assert np.isclose(jobs["walltime"].iloc[0] % 3600, 0)
+
+
+JOB = "1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1\n"
+
+
+@pytest.mark.parametrize("header, size, said", [
+    ("; MaxNodes: 184  ( 6,  171,   7)\n; MaxProcs: 1664 (72, 1368, 224)\n", 1664,
+     "header MaxProcs, 3 partitions: 72 + 1,368 + 224"),
+    ("; MaxNodes: 184  ( 6,  171,   7)\n", 184, "header MaxNodes, 3 partitions: 6 + 171 + 7"),
+    ("; MaxProcs: 32\n", 32, "header MaxProcs"),
+    ("; MaxProcs: many\n", 4, "largest job (no MaxProcs header)"),
+    ("", 4, "largest job (no MaxProcs header)"),
+])
+def test_a_header_with_a_partition_list_gives_the_machine_s_total(header, size, said, tmp_path):
+    path = tmp_path / "multi.swf"
+    path.write_text(header + JOB)
+    workload, report = convert_swf(path)
+    assert (workload.nb_res, report.nb_res_from) == (size, said)
+    assert f"machine: {size:,} processors ({said})" in report.format()
+
+
+def test_sdsc_ds_runs_on_its_1664_processors():
+    from scheduler.workloads.swf import SwfTrace, read_header
+
+    header = read_header(shared("workloads/SDSC-DS-2004-2.1-cln.swf.gz"))
+    assert SwfTrace(jobs=None, header=header, path=None).declared_size() == ("MaxProcs", 1664, (72, 1368, 224))

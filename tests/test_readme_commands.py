@@ -43,15 +43,6 @@ def section(title: str) -> str:
 SET_UP = sh_blocks(section("Set up"))
 TOUR = [line for line in sh_blocks(section("A short tour"))[0].splitlines() if line and not line.startswith("#")]
 
-#: Tour lines that need another branch's change (matched by their start); remove once it is merged.
-NEEDS_ANOTHER_BRANCH = {
-    ".venv/bin/python -m scheduler simulate KTH-SP2 ":
-        "simulate reads an archive name (KTH-SP2) from the trace cache: the newcomer-doors branch",
-    ".venv/bin/python -m scheduler convert KTH-SP2-1996-2.1-cln.swf.gz ":
-        "convert reads a cached file name from the trace cache: the newcomer-doors branch",
-    ".venv/bin/python -m scheduler report kth ":
-        "reports the runs of `simulate KTH-SP2` above, which need the newcomer-doors branch",
-}
 
 #: What each tour line leaves behind, in the scratch folder (the README says so).
 WRITES = {
@@ -137,9 +128,7 @@ def tour(tmp_path_factory) -> tuple[Path, dict[str, subprocess.CompletedProcess]
 
 def tour_params():
     for line in TOUR:
-        reason = next((why for start, why in NEEDS_ANOTHER_BRANCH.items() if line.startswith(start)), None)
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-        yield pytest.param(line, marks=marks, id=" ".join(line.split()[3:5]))
+        yield pytest.param(line, id=" ".join(line.split()[3:5]))
 
 
 @pytest.mark.slow

@@ -56,8 +56,8 @@ so a decoded job re-encodes unchanged.
 
 A scheduler that must stop (a refused option, a broken message) replies with
 :meth:`SchedulerCodec.encode_error`: a NOTIFY whose ``type`` is the error text. Batsim 4.2.1
-aborts on it at once (exit code 134, ``Unknown NOTIFY type received ('<the text>')``) instead
-of waiting forever for a reply; :class:`BatsimCodec` refuses it the same way.
+aborts on it at once (a non-zero exit code: 134, or 139 in some builds; ``Unknown NOTIFY type received
+('<the text>')``) instead of waiting forever for a reply; :class:`BatsimCodec` refuses it the same way.
 """
 
 from __future__ import annotations

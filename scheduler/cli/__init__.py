@@ -66,6 +66,17 @@ def non_empty(text: str) -> str:
     return text
 
 
+def workload_argument(given: str) -> str:
+    """The file a command's workload argument names (:func:`scheduler.workloads.workload_path`: a path, or a
+    trace's name or file name found in the trace cache); said on stderr when it is not the path given."""
+    from scheduler.workloads import workload_path
+
+    path = str(workload_path(given))
+    if path != given:
+        print(f"{given}: reading {path}", file=sys.stderr, flush=True)
+    return path
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of the module that registers ``command`` only."""
     parser = Parser(
@@ -99,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     except SchedulerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as stop:  # a command may say what it leaves behind
+        print(f"interrupted: {stop}" if str(stop) else "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. piped into `head`
         sys.stderr.close()

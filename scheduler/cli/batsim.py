@@ -15,6 +15,23 @@ from scheduler.cli.options import (
     timeout_flag,
 )
 
+#: ZeroMQ's transports, as an endpoint begins (``tcp://HOST:PORT``, ``ipc://PATH``...).
+TRANSPORTS = ("tcp", "ipc", "inproc", "ws", "wss", "pgm", "epgm", "udp", "vmci")
+
+
+def endpoint_flag(text: str) -> str:
+    """The ``type`` of ``--socket-endpoint``: a ZeroMQ endpoint, ``tcp://HOST:PORT`` with a port number
+    (``*`` for any host or any port), or another transport's ``TRANSPORT://ADDRESS``."""
+    transport, separator, address = text.partition("://")
+    host, colon, port = address.rpartition(":")
+    if transport == "tcp" and host and colon and (port == "*" or port.isdigit() and 0 < int(port) < 65536):
+        return text
+    if separator and transport in TRANSPORTS[1:] and address:
+        return text
+    raise argparse.ArgumentTypeError(f"expected a ZeroMQ endpoint tcp://HOST:PORT (e.g. tcp://*:28000 or "
+                                     f"tcp://localhost:28000), got {text!r}")
+
+
 #: The knowledge reports ``serve -e PREFIX`` may write (``PREFIX_<name>.csv``).
 KNOWLEDGE_REPORTS = ("classifier_weeks", "feature_importances", "predictions")
 
@@ -29,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         usage="%(prog)s [options]",
     )
     group = add_scheduling_options(serve)["run"]
-    group.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT",
+    group.add_argument("-s", "--socket-endpoint", default="tcp://*:28000", metavar="ENDPOINT", type=endpoint_flag,
                      help="socket to bind (default tcp://*:28000, as batsched and pybatsim)")
     group.add_argument("--timeout", type=timeout_flag, default=DEFAULT_TIMEOUT, metavar="S",
                      help=f"fail if Batsim sends nothing for S seconds, the first message included (default "
@@ -49,9 +66,12 @@ def run_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     if args.export:
-        from scheduler.outputs import check_outputs, prefixed
+        from scheduler.outputs import check_distinct, check_outputs, prefixed
 
-        check_outputs([prefixed(args.export, f"_{name}.csv") for name in KNOWLEDGE_REPORTS], "--export")
+        reports = [prefixed(args.export, f"_{name}.csv") for name in KNOWLEDGE_REPORTS]
+        check_outputs(reports, "--export")
+        check_distinct([("--export", path) for path in reports],
+                       [("--config", args.config), ("--model", getattr(args, "model", None))])
     server = DecisionServer(args.socket_endpoint, file_options(args), option_overrides(args), args.timeout)
     stats = server.run()
     outcome = stats.core.outcome() if stats.core else None
@@ -78,9 +98,9 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
                     "ZeroMQ socket (ours, batsched, pybatsim). Writes PREFIX_jobs.csv and PREFIX_schedule.csv.",
     )
     peer.add_argument("-p", "--platform", required=True, metavar="XML", help="SimGrid platform file")
-    peer.add_argument("-w", "--workload", required=True, metavar="FILE", help="Batsim JSON workload (or SWF trace)")
+    peer.add_argument("-w", "--workload", required=True, metavar="FILE", help="Batsim JSON workload (or SWF trace, or a trace's name in the trace cache)")
     peer.add_argument("-e", "--export", default="out", metavar="PREFIX", help="output prefix (default 'out')")
-    peer.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
+    peer.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT", type=endpoint_flag,
                       help="the decision process's socket (default tcp://localhost:28000)")
     size = peer.add_mutually_exclusive_group()
     size.add_argument("--mmax", type=machines_flag, metavar="N", help="use only the first N machines")
@@ -98,8 +118,9 @@ def register_peer(subparsers: argparse._SubParsersAction) -> None:
 def run_peer_command(args: argparse.Namespace) -> int:
     import time
 
+    from scheduler.cli import workload_argument
     from scheduler.errors import ConfigError
-    from scheduler.outputs import check_outputs, prefixed
+    from scheduler.outputs import check_distinct, check_outputs, prefixed
     from scheduler.platforms import read_platform
     from scheduler.sim.engine import SimulationOptions
     from scheduler.sim.output import schedule_summary, write_jobs_csv, write_schedule_csv
@@ -107,8 +128,11 @@ def run_peer_command(args: argparse.Namespace) -> int:
     from scheduler.workloads import load_workload
 
     started = time.perf_counter()
+    args.workload = workload_argument(args.workload)
     jobs_csv, schedule_csv = prefixed(args.export, "_jobs.csv"), prefixed(args.export, "_schedule.csv")
     check_outputs([jobs_csv, schedule_csv], "--export")
+    check_distinct([("--export", jobs_csv), ("--export", schedule_csv)],
+                   [("--platform", args.platform), ("--workload", args.workload)])
     platform = read_platform(args.platform)
     workload = load_workload(args.workload)
     nb_machines = platform.nb_compute_hosts

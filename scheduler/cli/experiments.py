@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="tables and plots (REPORT.md, PNG) from sweep results or Batsim _jobs.csv files",
         description="Read every run under RESULTS (sweep output, simulate -e output, or Batsim NAME_jobs.csv "
-                    "files with a NAME_config.json) and write REPORT.md, REPORT.html, tables as CSV and PNG plots "
-                    "into DIR. Metrics are recomputed from the _jobs.csv files.",
+                    "files with a NAME_config.json, or with the NAME_schedule.csv that Batsim and batsim-peer "
+                    "write) and write REPORT.md, REPORT.html, tables as CSV and PNG plots into DIR. Metrics are "
+                    "recomputed from the _jobs.csv files.",
     )
     report.add_argument("results", nargs="+", help="results folder(s)")
     report.add_argument("-o", "--output", required=True, metavar="DIR", help="report folder")
@@ -71,11 +72,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
 
     from scheduler.experiments.grid import load_config_file
     from scheduler.experiments.sweep import format_outcome, run_sweep
-    from scheduler.outputs import check_output
+    from scheduler.outputs import check_distinct, check_output
 
     config = load_config_file(args.config)
     results = Path(args.results) if args.results else Path("results") / config.name
     check_output(results / "sweep_config.json", "--output")
+    check_distinct([("--output", results / "sweep_config.json")], [("the sweep config", args.config)])
     if args.dry_run:
         return _dry_run(config, results, args.trace_dir)
     outcome = run_sweep(config, results, workers=args.workers, dask_scheduler=args.dask_scheduler,

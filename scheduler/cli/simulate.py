@@ -11,14 +11,15 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable
 
+from scheduler.cli import workload_argument
 from scheduler.cli.layout import console_width
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.cli.results_table import format_comparison, format_table, written_lines
-from scheduler.compose import warm_up
+from scheduler.compose import input_files, warm_up
 from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import UsageError
-from scheduler.outputs import check_output, check_outputs, prefixed
+from scheduler.outputs import check_distinct, check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
 from scheduler.decision import Outcome
 from scheduler.sim.engine import SimulationOptions, SimulationResult
@@ -38,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "least (variants that do not fit go to further blocks of columns).",
         usage="%(prog)s WORKLOAD [options]",
     )
-    parser.add_argument("workload", help="SWF trace (.swf, .swf.gz) or Batsim JSON workload")
+    parser.add_argument("workload", help="SWF trace (.swf, .swf.gz), Batsim JSON workload, or a trace's name or file "
+                                         "name in the trace cache (see fetch-trace)")
     group = add_scheduling_options(parser, several_variants=True)["run"]
     size = group.add_mutually_exclusive_group()
     size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     variants = variant_names(args.variant)
+    args.workload = workload_argument(args.workload)
     if args.save_model and len(variants) > 1:
         raise UsageError("--save-model saves the classifier of one run: give a single --variant")
     configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
@@ -80,15 +83,59 @@ def _run(args: argparse.Namespace) -> int:
 
         nb_machines = read_platform(args.platform).nb_compute_hosts
     summaries, written = {}, []
-    for name, config in configs.items():
-        summaries[name], paths = run_one(workload, config, nb_machines, args, prefixes[name], label=name)
-        written.append(paths)
+    try:
+        for name, config in configs.items():
+            summaries[name], paths = run_one(workload, config, nb_machines, args, prefixes[name], label=name)
+            written.append(paths)
+    except KeyboardInterrupt as stop:
+        if len(configs) > 1:
+            raise KeyboardInterrupt(interrupted(list(configs), list(summaries), args.output_prefix, stop)) from None
+        raise
     width = console_width()
     print(format_table(*summaries.values(), width) if len(summaries) == 1 else format_comparison(summaries, width))
     wrote = written_lines(written, width)
     if wrote:
         print("\n" + "\n".join(wrote))
     return 0
+
+
+def interrupted(variants: list[str], finished: list[str], prefix: str | None, stop: KeyboardInterrupt) -> str:
+    """What an interrupted run of several variants leaves: which variants' files are whole, and that the
+    interrupted one's are not there (:func:`write_whole`)."""
+    current = variants[len(finished)]
+    said = f"during variant {current} ({len(finished) + 1} of {len(variants)})"
+    if not prefix:
+        return f"{said}; no file written (no --output-prefix)"
+    whole = (f"the files of {', '.join(finished)} are complete ({prefix}_VARIANT_jobs.csv, ...)" if finished
+             else "no variant's files were written")
+    return f"{said}: {whole}; {str(stop) or f'those of {current} were not written'}"
+
+
+def write_whole(prefix: str, result: SimulationResult, summary: dict, outcome: Outcome) -> list[Path]:
+    """:func:`write_results`, all or nothing: stopped or failed once it has replaced a file, it removes the
+    run's files (those of an earlier run with the same prefix too: that set is half replaced)."""
+    paths = [prefixed(prefix, suffix) for suffix in RESULT_SUFFIXES]
+    paths += [prefixed(prefix, f"_{name}.csv") for name in outcome.reports]
+    before = {path: _identity(path) for path in paths}
+    try:
+        return write_results(prefix, result, summary, outcome)
+    except BaseException as stop:
+        replaced = any(_identity(path) != before[path] for path in paths)
+        if replaced:
+            for path in paths:
+                path.unlink(missing_ok=True)
+        if isinstance(stop, KeyboardInterrupt) and replaced:
+            raise KeyboardInterrupt(f"the half-written files of {prefix} were removed") from None
+        raise
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """A file's inode and modification time (a file written atomically gets a new one), or None."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def run_prefix(prefix: str | None, variant: str | None, runs: int) -> str | None:
@@ -105,6 +152,11 @@ def check_locations(args: argparse.Namespace, configs: dict[str | None, Schedule
         if all(config.classifier == "none" for config in configs.values()):
             raise UsageError("--save-model needs a classifier (--classifier rf or a --variant with one)")
         check_output(args.save_model, "--save-model")
+    outputs = [("--output-prefix", prefixed(prefix, suffix)) for prefix in filter(None, prefixes.values())
+               for suffix in RESULT_SUFFIXES]
+    inputs = [("the workload", args.workload), ("--platform", args.platform), ("--config", args.config)]
+    inputs += [("the scheduler's input", path) for config in configs.values() for path in input_files(config)]
+    check_distinct([*outputs, ("--save-model", args.save_model)], inputs)
 
 
 def variant_names(text: str | None) -> list[str]:
@@ -135,7 +187,7 @@ def run_one(workload: Workload, config: SchedulerConfig, nb_machines: int, args:
         result, outcome = simulate_outcome(workload, config, nb_machines, options, bar.update if bar else None)
     summary = run_summary(result, outcome, workload, config, tau=args.tau, wall_time=time.perf_counter() - started,
                           variant=label)
-    written = write_results(prefix, result, summary, outcome) if prefix else []
+    written = write_whole(prefix, result, summary, outcome) if prefix else []
     if args.save_model:
         outcome.model.save(args.save_model)
     return summary, written

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from scheduler import __version__
+from scheduler.cli import workload_argument
 from scheduler.cli.options import (
     count_flag,
     flag_type,
@@ -20,7 +21,7 @@ from scheduler.cli.options import (
     seed_flag,
 )
 from scheduler.errors import WorkloadError
-from scheduler.outputs import check_output
+from scheduler.outputs import check_distinct, check_output
 from scheduler.platforms import write_platform
 from scheduler.workloads import CleaningRules, convert_swf, write_batsim_json
 from scheduler.workloads.archive import CACHE_ENV, TRACES, fetch_trace
@@ -32,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "convert", help="convert an SWF trace into a Batsim JSON workload",
         description="Read, clean and convert an SWF trace (.swf or .swf.gz) into a Batsim "
                     "JSON workload, and print what the cleaning rules did.")
-    convert.add_argument("trace", help="SWF trace (.swf, .swf.gz)")
+    convert.add_argument("trace", help="SWF trace (.swf, .swf.gz), or a trace's name or file name in the "
+                                        "trace cache (see fetch-trace)")
     convert.add_argument("-o", "--output", required=True, metavar="JSON",
                          help="Batsim workload to write (.json, or .json.gz to compress)")
     convert.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
@@ -91,11 +93,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    args.trace = workload_argument(args.trace)
     if not args.trace.lower().endswith((".swf", ".swf.gz")):
         raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz)")
     check_output(args.output, "--output")
     if args.platform_out:
         check_output(args.platform_out, "--platform-out")
+    check_distinct([("--output", args.output), ("--platform-out", args.platform_out)], [("the trace", args.trace)])
     rules = CleaningRules(missing_walltime=args.missing_walltime, over_request=args.over_request,
                           walltime_pad=args.walltime_pad)
     workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
@@ -142,6 +146,7 @@ def run_generate(args: argparse.Namespace) -> int:
     check_output(args.output, "--output")
     if args.platform_out:
         check_output(args.platform_out, "--platform-out")
+    check_distinct([("--output", args.output), ("--platform-out", args.platform_out)], [])
     if args.jobs >= 100_000:  # a million take about 20 s: say what is going on
         print(f"generating {args.jobs:,} jobs, then writing {args.output}", file=sys.stderr, flush=True)
     workload = generate(args.jobs, args.weeks, args.nb_res, seed=args.seed, n_users=args.users,

@@ -16,6 +16,10 @@
    trace label from the workload file name, the policy and seed from its config, the variant from its
    whole config (:func:`variant_of`: the named variant it ran, followed by any option it set otherwise).
    A sweep run without its ``run_done.json`` marker is unfinished and ignored.
+3. ``NAME_schedule.csv``, as Batsim and ``batsim-peer -e NAME`` write it beside their ``NAME_jobs.csv``:
+   its ``nb_computing_machines`` is the machine size, and the labels are those of an empty
+   ``NAME_config.json`` (trace ``NAME``, policy ``fcfs``, variant ``base``); the report says so, and a
+   ``NAME_config.json`` gives the true ones.
 
 **Runs that differ are never merged.** Runs of one trace, policy and variant label are averaged over
 their seeds; when two of them differ in anything else (a scheduler option, tau, the machine size), each
@@ -79,6 +83,8 @@ class RunFiles:
     weeks_csv: Path | None = None
     predictions_csv: Path | None = None
     described_by: Path | None = None  # the NAME_config.json or NAME_summary.json read
+    #: A sweep's run of the first N jobs of its trace only (the trace's ``max_jobs``), else None.
+    max_jobs: int | None = None
     #: Everything but the labels that makes the run what it is (its scheduler options, the machine size, tau):
     #: runs that differ in it are never averaged together.
     settings: dict = field(default_factory=dict)
@@ -104,6 +110,7 @@ class RunData:
         f = self.files
         return {"trace": f.trace, "policy": f.policy, "variant": f.variant, "seed": f.seed,
                 "nb_machines": f.nb_machines, "tau": f.tau, "origin": f.origin, "path": str(f.prefix),
+                "max_jobs": f.max_jobs,
                 **self.metrics}
 
 
@@ -130,8 +137,12 @@ def discover_runs(roots: Iterable[str | Path], log: Callable[[str], None] | None
                 continue
             if run is None:
                 if log:
-                    log(f"skipped {jobs_csv}: no {prefix.name}_config.json or {prefix.name}_summary.json beside it")
+                    log(f"skipped {jobs_csv}: no {prefix.name}_config.json, {prefix.name}_summary.json or "
+                        f"{prefix.name}_schedule.csv beside it")
                 continue
+            if run.described_by and run.described_by.name.endswith("_schedule.csv") and log:
+                log(f"note: {jobs_csv}: labelled trace {run.trace}, policy {run.policy}, variant {run.variant} "
+                    f"(nothing says otherwise: a {prefix.name}_config.json beside it gives its labels)")
             found[prefix.resolve()] = run
     runs = sorted(_tell_apart(list(found.values())),
                   key=lambda r: (r.trace, r.policy, r.variant, r.seed, str(r.prefix)))
@@ -196,7 +207,8 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
                         origin="batsim", summary=summary, weeks_csv=weeks, predictions_csv=predictions,
                         described_by=config_file, settings={**settings, "nb_machines": nb_machines, "tau": tau})
     if summary is None:
-        return None
+        schedule_file = Path(f"{prefix}_schedule.csv")
+        return _batsim_run(prefix, jobs_csv, schedule_file, weeks, predictions) if schedule_file.is_file() else None
     if not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
         raise ConfigError(f"{summary_file}: not a run summary (no 'config' object)")
     config = summary["config"]
@@ -217,8 +229,26 @@ def describe_run(prefix: Path, jobs_csv: Path) -> RunFiles | None:
     return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=str(trace), policy=str(policy), variant=str(variant),
                     seed=int(seed), nb_machines=nb_machines, tau=tau,
                     origin="sweep" if sweep else "simulate", summary=summary, weeks_csv=weeks,
+                    max_jobs=(sweep or {}).get("max_jobs"),
                     predictions_csv=predictions, described_by=summary_file,
                     settings={**settings, "nb_machines": nb_machines, "tau": tau})
+
+
+def _batsim_run(prefix: Path, jobs_csv: Path, schedule_file: Path, weeks: Path | None,
+                predictions: Path | None) -> RunFiles:
+    """A run that only Batsim's (or ``batsim-peer``'s) ``NAME_schedule.csv`` describes: the default labels,
+    and the machine size it gives."""
+    try:
+        schedule = pd.read_csv(schedule_file)
+        nb_machines = int(schedule["nb_computing_machines"].iloc[0])
+    except (OSError, ValueError, KeyError, IndexError, pd.errors.ParserError) as exc:
+        raise ConfigError(f"{schedule_file}: no machine count (nb_computing_machines) in it ({exc})") from None
+    if nb_machines <= 0:
+        raise ConfigError(f"{schedule_file}: nb_computing_machines is {nb_machines}")
+    return RunFiles(prefix=prefix, jobs_csv=jobs_csv, trace=prefix.name, policy="fcfs", variant="base",
+                    nb_machines=nb_machines, origin="batsim", weeks_csv=weeks, predictions_csv=predictions,
+                    described_by=schedule_file,
+                    settings={"nb_machines": nb_machines, "tau": DEFAULT_TAU})
 
 
 #: A run's own labels (its policy and seed) and a fact of its trace (the time zone): not part of its variant.

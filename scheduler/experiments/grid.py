@@ -16,7 +16,8 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
 
 ``traces``
     Each entry is a string or an object. A string is a trace name of the archive catalogue
-    (``python -m scheduler fetch-trace --list``) or a file path. An object has:
+    (``python -m scheduler fetch-trace --list``) or its file name, or a workload file path (``.swf[.gz]``,
+    ``.json[.gz]``); any other string is refused, with the catalogue's names. An object has:
 
     - ``name``: the label of the trace in results and reports (default: the archive name or
       the file name without its suffixes);
@@ -51,6 +52,8 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
 ``options``
     Scheduling options (:class:`scheduler.config.SchedulerConfig` fields, e.g. ``divider``,
     ``features``, ``starvation_threshold``) applied to every run.
+
+``docs/sweeps.md`` documents every key for users; a test keeps it and :class:`_SweepFile` in step.
 
 Each run is identified by its directory ``<trace>/<policy>/<variant>/seed<k>`` and by a hash of
 everything that determines its results (:attr:`RunSpec.config_hash`).
@@ -354,11 +357,15 @@ def _resolve(path: str, base: Path) -> Path:
 
 
 def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
-    from scheduler.workloads.archive import TRACES
+    from scheduler.workloads import JSON_SUFFIXES, SWF_SUFFIXES
+    from scheduler.workloads.archive import TRACES, lookup_trace
 
     if isinstance(entry, str):
-        known = {name.lower(): name for name in TRACES}
-        entry = _TraceEntry(archive=known[entry.lower()]) if entry.lower() in known else _TraceEntry(path=entry)
+        known = lookup_trace(entry) if not _resolve(entry, base).exists() else None
+        if known is None and not entry.lower().endswith(SWF_SUFFIXES + JSON_SUFFIXES):
+            raise ConfigError(f"{where}: {entry!r} is neither a trace name nor a workload file (.swf[.gz], "
+                              f".json[.gz]); known traces: {', '.join(TRACES)}")
+        entry = _TraceEntry(archive=known.name) if known else _TraceEntry(path=entry)
     path, archive = entry.path, entry.archive
     if not path and not archive:
         raise ConfigError(f"{where}: give a 'path' or an 'archive' trace name")

@@ -61,7 +61,7 @@ def write_report(roots: Iterable[str | Path] | str | Path, output: str | Path, *
     files = discover_runs(roots, log=log)
     if not files:
         raise WorkloadError(f"no run found in {', '.join(map(str, roots))} (no NAME_jobs.csv with a "
-                            "NAME_config.json or NAME_summary.json beside it)")
+                            "NAME_config.json, NAME_summary.json or NAME_schedule.csv beside it)")
     data = analyze_runs(files, tau=tau, workers=workers)
     for run in data:
         for warning in run.warnings:

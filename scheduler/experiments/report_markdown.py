@@ -76,6 +76,20 @@ def _label(key: tuple) -> list[str]:
     return [trace, scheduler_name(policy), *rest]
 
 
+def truncated(runs: pd.DataFrame) -> dict[str, int]:
+    """The traces whose runs are of their first jobs only (a sweep's ``max_jobs``), with that number."""
+    if "max_jobs" not in runs:
+        return {}
+    cut = runs.dropna(subset=["max_jobs"]).groupby("trace", sort=False)["max_jobs"].max()
+    return {trace: int(count) for trace, count in cut.items()}
+
+
+def _truncation_note(cut: dict[str, int]) -> str:
+    return ("Truncated runs: " + "; ".join(f"{trace}, the first {count:,} jobs only" for trace, count in cut.items())
+            + " (the sweep's `max_jobs`). The paper's figures are for whole traces: beside such runs they are no "
+              "like-for-like comparison.")
+
+
 def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: dict[str, list[Path]],
                     roots: Sequence[str], tau: float | None) -> str:
     """The whole REPORT.md."""
@@ -92,9 +106,13 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
                f"over seeds where a grid has several.\n")
     overview = runs.groupby("trace", sort=False).agg(jobs=("nb_jobs", "max"), machines=("nb_machines", "max"),
                                                       runs=("path", "size"), origin=("origin", lambda s: ", ".join(sorted(set(s)))))
+    cut = truncated(runs)
     out.append(markdown_table(["trace", "jobs", "machines", "runs", "from"],
-                              [[t, _count(r.jobs), _count(r.machines), _count(r.runs), r.origin] for t, r in overview.iterrows()], "lrrrl"))
+                              [[t, _count(r.jobs) + (f" (the trace's first {cut[t]:,})" if t in cut else ""), _count(r.machines),
+                                _count(r.runs), r.origin] for t, r in overview.iterrows()], "lrrrl"))
     out.append("")
+    if cut:
+        out.append(_truncation_note(cut) + "\n")
 
     # Mean bsld
     bsld = tables["mean_bsld"]
@@ -117,13 +135,15 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
     header = ["trace", "policy", *reduction.columns]
     if has_paper and compare:
         header.append(f"paper, {compare}")
-        out.append(f"The last column is Zrigui et al.'s Table 7 for {compare}, where we have it.")
+        out.append(f"The last column is Zrigui et al.'s Table 7 for {compare}, where we have it"
+                   + (", for the whole trace: beside runs of its first jobs only, marked \"whole trace\", it is "
+                      "no like-for-like comparison." if any(t in cut for t, _ in reduction.index) else "."))
     out.append("")
     rows = []
     for key, row in reduction.iterrows():
         cells = _label(key) + [_percent(v) for v in row]
         if has_paper and compare:
-            cells.append(_percent(paper.get(key)) if key in paper else "–")
+            cells.append(_percent(paper.get(key)) + (" (whole trace)" if key[0] in cut else "") if key in paper else "–")
         rows.append(cells)
     out.append(markdown_table(header, rows, "ll" + "r" * (len(header) - 2)))
     out.append("")
@@ -178,8 +198,10 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         out.append(markdown_table(["trace", "policy", "variant", "precision", "recall", "accuracy", "false-small",
                                    "false-large", "uncertain", "jobs"], rows, "lll" + "r" * 7))
         out.append("")
-        paper_rows = [[t, _percent(v["precision"]), _percent(v["recall"]), _percent(v["false_small_rate"], 2)]
-                      for t, v in PAPER["classifier"].items() if t in report.traces]
+        paper_rows = [[t + (" (whole trace)" if t in cut else ""), _percent(v["precision"]), _percent(v["recall"]),
+                       _percent(v["false_small_rate"], 2)] for t, v in PAPER["classifier"].items() if t in report.traces]
+        if paper_rows and any(t in cut for t in PAPER["classifier"]):
+            out.append(_truncation_note({t: n for t, n in cut.items() if t in PAPER["classifier"]}) + "\n")
         if paper_rows:
             out.append("The paper's values (Zrigui et al., Tables 5 and 6). Its Table 6 prints False Small as "
                        "FS/(FS+TS), which is 1 - precision and cannot give 4.03% beside Table 5's 79% precision: the "

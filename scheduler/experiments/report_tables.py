@@ -47,7 +47,8 @@ class Report:
         EASY-FCFS base), ``compare`` the variant shown against base in Figures 4, 6, 7 (default
         classification-idempotent). A name given must be one of the runs'; a default may be absent."""
         if not data:
-            raise WorkloadError("no run found (no NAME_jobs.csv with a NAME_config.json or NAME_summary.json)")
+            raise WorkloadError("no run found (no NAME_jobs.csv with a NAME_config.json, NAME_summary.json or "
+                                "NAME_schedule.csv)")
         self.data = data
         self.runs = pd.DataFrame([d.row for d in data])
         self.traces = list(dict.fromkeys(self.runs["trace"]))

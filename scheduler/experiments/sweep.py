@@ -260,7 +260,8 @@ class SweepRunner:
                     "nb_machines": info["nb_machines"], "config": run.config, "tau": run.tau,
                     "hash": run.config_hash,
                     "labels": {"label": run.label, "trace": run.trace.name, "policy": run.policy,
-                               "variant": run.variant, "seed": run.seed, "trace_file": trace["path"]}}
+                               "variant": run.variant, "seed": run.seed, "trace_file": trace["path"],
+                               "max_jobs": run.trace.max_jobs}}
             heapq.heappush(self.ready, (-run.cost(info["jobs"]), next(self.order), task, run))
 
     def _submit_ready(self) -> None:

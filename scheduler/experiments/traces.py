@@ -19,23 +19,24 @@ CACHE_DIR = ".cache"
 
 
 def resolve_trace_file(trace: TraceSpec, trace_dirs: Iterable[str | Path] = (), download: bool = True) -> Path:
-    """The local file of a trace: its ``path`` if it exists, else its archive file found in
-    ``trace_dirs`` or the trace cache, else downloaded (:func:`scheduler.workloads.archive.fetch_trace`;
-    with ``download=False``, a :class:`WorkloadError`)."""
+    """The local file of a trace: its ``path`` if it exists, else its archive file (or, without one, its
+    path's file name) found in ``trace_dirs`` or the trace cache, else downloaded
+    (:func:`scheduler.workloads.archive.fetch_trace`; with ``download=False``, a :class:`WorkloadError`)."""
     if trace.path and Path(trace.path).is_file():
         return Path(trace.path)
-    if trace.archive:
-        from scheduler.workloads.archive import default_cache_dir, fetch_trace, find_trace
+    from scheduler.workloads.archive import cached_file, fetch_trace, find_trace
 
+    if trace.archive:
         entry = find_trace(trace.archive)
-        for folder in [*trace_dirs, default_cache_dir()]:
-            for name in dict.fromkeys((entry.local_file, entry.file)):
-                candidate = Path(folder).expanduser() / name
-                if candidate.is_file() and (name == entry.local_file or entry.subset is None):
-                    return candidate
+        found = cached_file(entry.local_file, trace_dirs)
+        if found:
+            return found
         if not download:
             raise WorkloadError(f"trace {trace.name}: {entry.local_file} is not downloaded yet")
         return fetch_trace(trace.archive)
+    found = cached_file(Path(trace.path).name, trace_dirs) if trace.path else None
+    if found:
+        return found
     raise WorkloadError(f"trace {trace.name}: {trace.path}: no such file")
 
 

@@ -7,9 +7,9 @@ The SWF reader and its cleaning (which need pandas) are imported only for an SWF
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
-from scheduler.errors import WorkloadError
+from scheduler.errors import UsageError, WorkloadError
 from scheduler.workloads.batsim_json import read_batsim_json, write_batsim_json
 from scheduler.workloads.cleaning_report import CleaningReport
 from scheduler.workloads.model import Workload
@@ -19,11 +19,37 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CleaningReport", "CleaningRules", "Workload", "WorkloadError", "convert_swf",
-    "load_workload", "read_batsim_json", "read_swf", "write_batsim_json",
+    "load_workload", "read_batsim_json", "read_swf", "workload_path", "write_batsim_json",
 ]
 
 SWF_SUFFIXES = (".swf", ".swf.gz")
 JSON_SUFFIXES = (".json", ".json.gz")
+
+
+def workload_path(given: str | Path, folders: Iterable[str | Path] = ()) -> Path:
+    """The file a workload argument names, as every command reads it.
+
+    An existing path wins. Else a trace of the catalogue, by its name (``KTH-SP2``) or its file name
+    (``KTH-SP2-1996-2.1-cln.swf.gz``), or any other file name, is looked for in ``folders`` and then in the
+    trace cache that ``fetch-trace`` fills. A catalogue trace not downloaded yet is a :class:`UsageError`
+    saying how to fetch it; a bare name that is neither a file nor a trace, a :class:`WorkloadError`
+    listing the traces; any other path comes back as given (its reader says it is missing).
+    """
+    path = Path(given)
+    if path.exists() or path.name != str(given):  # a path with folders is that path only
+        return path
+    from scheduler.workloads.archive import TRACES, cached_file, lookup_trace, not_downloaded
+
+    trace = lookup_trace(path.name)
+    found = cached_file(trace.local_file if trace else path.name, folders)
+    if found:
+        return found
+    if trace:
+        raise UsageError(not_downloaded(trace, str(given)))
+    if not path.name.lower().endswith(SWF_SUFFIXES + JSON_SUFFIXES):
+        raise WorkloadError(f"{given}: no such file, nor a trace name; known traces: {', '.join(TRACES)} "
+                            "(python -m scheduler fetch-trace --list)")
+    return path
 
 
 def load_workload(path: str | Path, *, nb_res: int | None = None,

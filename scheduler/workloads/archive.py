@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterable
 
 from scheduler.checksums import stream_sha256
 from scheduler.errors import WorkloadError
@@ -84,6 +85,29 @@ def find_trace(name: str) -> Trace:
         if wanted in (trace.name.lower(), trace.file.lower(), trace.local_file.lower()):
             return trace
     raise WorkloadError(f"unknown trace {name!r}; known traces: {', '.join(TRACES)}")
+
+
+def lookup_trace(name: str) -> Trace | None:
+    """:func:`find_trace`, or None for a name the catalogue does not know."""
+    try:
+        return find_trace(name)
+    except WorkloadError:
+        return None
+
+
+def cached_file(file_name: str, folders: Iterable[str | Path] = ()) -> Path | None:
+    """The file ``file_name`` in ``folders`` or else the trace cache (:func:`default_cache_dir`), if there."""
+    for folder in [*folders, default_cache_dir()]:
+        candidate = Path(folder).expanduser() / file_name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def not_downloaded(trace: Trace, given: str) -> str:
+    """What to say when ``given`` names ``trace`` and its file is not in the cache."""
+    return (f"{given}: trace {trace.name} is not downloaded yet (no {trace.local_file} in {default_cache_dir()}); "
+            f"fetch it with: python -m scheduler fetch-trace {trace.name}")
 
 
 def known_machine_size(filename: str) -> tuple[str, int] | None:

@@ -34,7 +34,8 @@ their request) get that state, with an unchanged schedule. The report counts the
 
 The machine size comes from, in order: the caller, the trace catalogue of
 :mod:`scheduler.workloads.archive` (the paper's machine sizes), the header's ``MaxProcs``
-or ``MaxNodes``, and finally the largest job.
+or ``MaxNodes`` (a multi-partition machine's total: ``MaxProcs: 1664 (72, 1368, 224)``), and finally the
+largest job.
 """
 
 from __future__ import annotations
@@ -179,9 +180,12 @@ def _declared_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tupl
     known = known_machine_size(trace.path.name)
     if known:
         return known[1], f"{known[0]} machine of the paper"
-    if trace.max_procs:
-        key = "MaxProcs" if isinstance(trace.header.get("MaxProcs"), int) else "MaxNodes"
-        return trace.max_procs, f"header {key}"
+    declared = trace.declared_size()
+    if declared:
+        key, size, partitions = declared
+        if partitions:
+            return size, f"header {key}, {len(partitions)} partitions: {' + '.join(f'{p:,}' for p in partitions)}"
+        return size, f"header {key}"
     largest = int(res.max(initial=0))
     if largest <= 0:
         raise WorkloadError(f"{trace.path}: cannot tell the machine size (no MaxProcs header, no job size)")

@@ -47,6 +47,8 @@ INTEGER_KEYS = frozenset({"MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "MaxR
                           "MaxQueues", "MaxPartitions", "UnixStartTime", "TimeZone"})
 
 _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
+#: A size with its partitions' sizes, as multi-partition traces give ``MaxProcs``: ``1664 (72, 1368, 224)``.
+_SIZE_WITH_PARTITIONS = re.compile(r"\s*(\d+)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*\)\s*")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _CHUNK_ROWS = 500_000
 
@@ -65,10 +67,25 @@ class SwfTrace:
     @property
     def max_procs(self) -> int | None:
         """The machine size the header declares (``MaxProcs``, else ``MaxNodes``)."""
+        declared = self.declared_size()
+        return declared[1] if declared else None
+
+    def declared_size(self) -> tuple[str, int, tuple[int, ...]] | None:
+        """``(key, size, partitions)`` of the header's ``MaxProcs``, else ``MaxNodes``, else None.
+
+        A multi-partition machine gives the total and each partition's size, ``MaxProcs: 1664 (72, 1368,
+        224)``: the total is read, and the partitions returned (empty for a plain number)."""
         for key in ("MaxProcs", "MaxNodes"):
             value = self.header.get(key)
-            if isinstance(value, int) and value > 0:
-                return value
+            if isinstance(value, int):
+                size, partitions = value, ()
+            else:
+                match = _SIZE_WITH_PARTITIONS.fullmatch(str(value or ""))
+                if not match:
+                    continue
+                size, partitions = int(match.group(1)), tuple(map(int, match.group(2).split(",")))
+            if size > 0:
+                return key, size, partitions
         return None
 
     @property
