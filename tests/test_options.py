@@ -9,10 +9,11 @@ import pytest
 from scheduler.batsim.server import config_at_begin
 from scheduler.cli import build_parser, main
 from scheduler.cli.options import config_from_args
-from scheduler.config import OPTION_GROUPS, SchedulerConfig, main_flag, options_of
+from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import parse_config
+from scheduler.option import OPTION_GROUPS, main_flag, options_of
 
 from tests.helpers import REPO
 
@@ -76,7 +77,7 @@ BAD = [
     ("algorithm", "conservative", "unknown algorithm"),
     ("policy", "nope", "unknown policy"),
     ("backfill_order", "nope", "unknown policy"),
-    ("estimates", "oracle", "unknown value"),
+    ("estimates", "oracle", "unknown estimates"),
     ("starvation_threshold", -5, "positive"),
     ("starvation_threshold", 0, "positive"),
     ("starvation_scope", "global", "unknown value"),
@@ -90,9 +91,9 @@ BAD = [
     ("features", "all", "unknown value"),
     ("timezone", "Mars/Olympus", "time zone"),
     ("seed", -1, "integer"),
-    ("predictor", "psychic", "unknown value"),
+    ("predictor", "psychic", "unknown predictor"),
     ("predictor", "constant:-5", "positive"),
-    ("correction", "tripling", "unknown value"),
+    ("correction", "tripling", "unknown correction"),
     ("predictor_options", [1], "JSON object"),
     ("model", "", "non-empty"),
     ("probe_threshold", 1.0, "probability"),

@@ -10,9 +10,9 @@ import threading
 import pandas as pd
 import pytest
 
+from scheduler import registry
 from scheduler.batsim.server import DecisionServer
 from scheduler.cli import build_parser, main
-from scheduler.knowledge.predictors import PREDICTORS
 from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate
 
@@ -87,5 +87,5 @@ def test_a_sweep_configs_description_counts_what_it_lists(path):
 
 def test_the_readme_lists_every_predictor():
     row = next(line for line in README.splitlines() if line.startswith("| `--predictor NAME`"))
-    for name in PREDICTORS:
+    for name in registry.builtins("predictor"):
         assert f"`{name}" in row, name

@@ -12,20 +12,11 @@ import math
 import textwrap
 from typing import Any, Callable
 
-from scheduler import plugins
-from scheduler.config import (
-    OPTION_GROUPS,
-    VARIANTS,
-    Option,
-    SchedulerConfig,
-    flags_of,
-    integer_text,
-    main_flag,
-    number_text,
-    options_of,
-    positive_integer,
-    positive_seconds,
-)
+from scheduler import registry
+from scheduler.config import SchedulerConfig
+from scheduler.option import (OPTION_GROUPS, Option, flags_of, integer_text, main_flag, number_text, options_of,
+                              positive_integer, positive_seconds)
+from scheduler.variants import VARIANTS
 from scheduler.errors import ConfigError, PluginError, UsageError
 from scheduler.values import MAX_MACHINES
 
@@ -115,10 +106,10 @@ def plugin_help(argv: list[str]) -> str:
     sections = []
     for name, kind in PLUGIN_OPTIONS.items():
         spec = given[name]
-        if spec is None or (kind != "estimator" and plugins.is_builtin(kind, spec)):
+        if spec is None or (kind != "estimator" and registry.is_builtin(kind, spec)):
             continue  # a built-in algorithm or order takes no options; the estimator's are its parameters
         try:
-            lines = plugins.describe_options(kind, spec)
+            lines = registry.describe_options(kind, spec)
         except ConfigError as exc:
             sections.append(f"cannot list its options: {exc}")
             continue

@@ -14,8 +14,8 @@ from typing import Callable
 
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.compose import warm_up
-from scheduler.config import (CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, VARIANTS,
-                              SchedulerConfig)
+from scheduler.config import SchedulerConfig
+from scheduler.variants import CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, VARIANTS
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import UsageError
 from scheduler.metrics import METRICS
