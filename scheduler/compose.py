@@ -20,12 +20,11 @@ from scheduler.config import SchedulerConfig
 from scheduler.core.policies import Policy
 from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
-from scheduler.knowledge.estimates import RuntimeKnowledge
 from scheduler.knowledge.predictors import Predictions
 from scheduler.parts import Classifier, Parts
 
 __all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy",
-           "runtime_knowledge", "warm_up"]
+           "warm_up"]
 
 
 def build_core(config: SchedulerConfig | None = None, classifier: Classifier | None = None) -> DecisionCore:
@@ -39,28 +38,20 @@ def build_core(config: SchedulerConfig | None = None, classifier: Classifier | N
 
 
 def build_parts(config: SchedulerConfig) -> Parts:
-    """The parts ``config`` asks for (reading its θ and model files): each name made by the registry."""
+    """The parts ``config`` asks for (reading its θ and model files), each name made by the registry. Runtime
+    knowledge: the predictor with its correction rule, unless it is ``requested`` (then: the estimates)."""
     classifier = classifier_starter(config)
-    knowledge, predictions = runtime_knowledge(config)
+    predictions = Predictions(registry.make("predictor", config.predictor, config.predictor_options),
+                              registry.make("correction", config.correction)) if config.uses_predictor else None
     return Parts(
         policy=registry.make("policy", config.policy, config.policy_options, read=read_theta),
         backfill_order=registry.make("policy", config.backfill_order, read=read_theta) if config.backfill_order
         else None,
         algorithm=registry.make("algorithm", config.algorithm, config.algorithm_options),
-        knowledge=knowledge,
+        knowledge=predictions or registry.make("estimates", config.estimates),
         predictions=predictions,
         classifier=classifier,
     )
-
-
-def runtime_knowledge(config: SchedulerConfig) -> tuple[RuntimeKnowledge, Predictions | None]:
-    """What the scheduler plans with, and the predictions to keep up to date (None without a predictor): the
-    predictor with its correction rule, unless it is ``requested`` (then: the estimates)."""
-    if config.predictor == "requested":
-        return registry.make("estimates", config.estimates), None
-    predictions = Predictions(registry.make("predictor", config.predictor, config.predictor_options),
-                              registry.make("correction", config.correction))
-    return predictions, predictions
 
 
 def load_policy(name: str, options: dict | None = None) -> Policy:

@@ -7,8 +7,10 @@ first time the kind is asked for. A name (a *spec*) is resolved the same way for
 
 1. a built-in name, case-insensitive, or one of its aliases (batsched's ``easy_bf``); ``NAME:ARG`` for a
    built-in that takes an argument (``score:FILE``, ``constant:C``);
-2. a plug-in (``scheduler.plugins``): ``FILE.py:NAME``, ``MODULE:NAME``, or an entry point's name in the
-   kind's group (:attr:`Kind.group`).
+2. a plug-in: ``FILE.py:NAME``, attribute NAME of a Python file of the user's (imported once per process and
+   version of the file); ``MODULE:NAME``, attribute NAME of an importable module
+   (``my_package.orders:AgedArea``); or the name of an installed package's entry point in the kind's group
+   (:attr:`Kind.group`).
 
 A plug-in declares its options as ``Options``, a :class:`msgspec.Struct` class: the options given (a JSON
 object) are validated once, by msgspec, unknown names refused (:func:`options`); the kind's maker gets the
@@ -19,15 +21,19 @@ while deciding.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import inspect
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Callable, get_args, get_origin
 
 import msgspec
 
-from scheduler import plugins
-from scheduler.errors import ConfigError, describe, error_text
+from scheduler.errors import ConfigError, PluginError, describe, error_text
 
 __all__ = ["KINDS", "Entry", "Kind", "Made", "Rules", "alias", "builtins", "call", "canonical", "define", "describe",
            "describe_options", "error_text", "is_builtin", "make", "names", "options", "options_type", "register",
@@ -195,7 +201,7 @@ def canonical(kind: str, spec: str) -> str:
     if found is not None:
         key, _, argument = found
         return key if argument is None else f"{key}:{spec.partition(':')[2]}"
-    if ":" not in spec and plugins.entry_point(KINDS[kind].group, spec) is None:
+    if ":" not in spec and _entry_point(KINDS[kind].group, spec) is None:
         raise unknown(kind, spec)
     target(kind, spec)
     return spec
@@ -206,9 +212,9 @@ def target(kind: str, spec: str) -> Any:
     found = _builtin(kind, spec)
     if found is not None:
         entry = found[1]
-        return plugins.import_target(entry.target) if isinstance(entry.target, str) else entry.target
+        return _import_target(entry.target) if isinstance(entry.target, str) else entry.target
     rules = _home(kind)
-    loaded = plugins.load(kind, spec, KINDS[kind].group)
+    loaded = _load(kind, spec, KINDS[kind].group)
     claims = _home("algorithm").claims
     if kind != "algorithm" and claims is not None and claims(loaded):
         raise ConfigError(f"{kind} {spec!r}: {loaded.__name__} is a scheduling algorithm: give it to --algorithm")
@@ -224,7 +230,7 @@ def source_file(kind: str, spec: str) -> str | None:
     if found is not None:
         return found[2] if found[1].reads_file and found[2] else None
     location = spec.rpartition(":")[0]
-    return location if plugins.is_file(location) else None
+    return location if _is_file(location) else None
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -330,3 +336,96 @@ def call(kind: str, spec: str, function: Callable, *arguments: Any, **keywords: 
         return function(*arguments, **keywords)
     except Exception as exc:  # the plug-in's own code failed: name it, on one line
         raise ConfigError(f"{kind} {spec!r}: making it failed ({error_text(exc)})") from None
+
+
+# --- loading a plug-in ------------------------------------------------------------------------
+
+
+_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_files: dict[tuple[str, int, int], Any] = {}  # (resolved path, mtime, size) -> the module it was imported as
+
+
+def _load(kind: str, spec: str, group: str) -> Any:
+    """What plug-in ``spec`` of ``kind`` names: a ``FILE.py:NAME`` or ``MODULE:NAME`` attribute, or the entry
+    point of that name in ``group``."""
+    location, _, attribute = spec.rpartition(":")
+    if location:
+        if not attribute:
+            raise ConfigError(f"{kind} {spec!r}: name the attribute after the colon (FILE.py:NAME, MODULE:NAME)")
+        if _is_file(location):
+            where, module = location, _import_file(kind, spec, location)
+        elif _MODULE_NAME.match(location):
+            where, module = f"module {location}", _import_module(kind, spec, location)
+        else:
+            raise ConfigError(f"{kind} {spec!r}: {location!r} is neither a Python file (FILE.py) nor a module name")
+        return _attribute(kind, spec, module, attribute, where)
+    found = _entry_point(group, spec)
+    if found is None:
+        raise ConfigError(f"{kind} {spec!r}: no entry point of that name in group {group}")
+    try:
+        return found.load()
+    except Exception as exc:  # the package's own code failed: say so, on one line
+        raise PluginError(f"{kind} {spec!r}: entry point {found.value} failed to load "
+                          f"({type(exc).__name__}: {exc})") from None
+
+
+def _entry_point(group: str, name: str) -> Any:
+    """The installed entry point ``name`` of ``group``, or None."""
+    from importlib.metadata import entry_points
+
+    return next(iter(entry_points(group=group, name=name)), None)
+
+
+def _is_file(location: str) -> bool:
+    """Whether the part before the colon names a file (``x.py``, ``dir/x``) rather than a module."""
+    return location.endswith(".py") or "/" in location or "\\" in location
+
+
+def _import_target(path: str) -> Any:
+    """The attribute a ``module:attribute`` path of the package names (a lazily registered built-in)."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _import_file(kind: str, spec: str, location: str) -> Any:
+    path = Path(location).expanduser()
+    try:
+        stat = path.stat()
+    except OSError:
+        raise PluginError(f"{kind} {spec!r}: file {location} not found") from None
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    module = _files.get(key)
+    if module is None:
+        stem = re.sub(r"\W", "_", path.stem)
+        name = f"scheduler_plugin_{stem}_{hashlib.sha256(key[0].encode()).hexdigest()[:12]}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise PluginError(f"{kind} {spec!r}: {location} is not a Python file")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module  # msgspec and dataclasses look the module up while it runs
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:  # the user's code failed: say where, on one line
+            del sys.modules[name]
+            raise PluginError(f"{kind} {spec!r}: {location} failed to load ({error_text(exc)})") from None
+        _files[key] = module
+    return module
+
+
+def _import_module(kind: str, spec: str, name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise PluginError(f"{kind} {spec!r}: no module named {exc.name!r}") from None
+    except Exception as exc:
+        raise PluginError(f"{kind} {spec!r}: module {name} failed to load ({error_text(exc)})") from None
+
+
+def _attribute(kind: str, spec: str, module: Any, attribute: str, where: str) -> Any:
+    target = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ConfigError(f"{kind} {spec!r}: {where} has no attribute {attribute!r}") from None
+    return target

@@ -44,7 +44,11 @@ def test_requested_clairvoyant_constant():
 
 def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
     from scheduler import registry
-    from scheduler.compose import runtime_knowledge
+    from scheduler.compose import build_parts
+
+    def runtime_knowledge(config):
+        parts = build_parts(config)
+        return parts.knowledge, parts.predictions
 
     def get_estimates(name):
         return registry.make("estimates", name)
