@@ -123,13 +123,13 @@ class SchedulerConfig:
                     "on until that waiting job could start now with its processors)",
         choice(lambda: KILL_ON), metavar="NAME", group="trials")
     kill_for: str = option(
-        "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
+        "requeued", "--kill-on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
                     "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
                     "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
                     "the policy's order, whatever its queue)",
         choice(lambda: KILL_FOR), metavar="NAME", group="trials")
     head_slack: float = option(
-        0.0, "kill_on blocking: a job past its trial that would delay a first waiting job not classified small by at "
+        0.0, "--kill-on blocking: a job past its trial that would delay a first waiting job not classified small by at "
              "most F x that job's request is spared, unless killing it would let that job start now",
         non_negative, metavar="F", parse=number_text, group="trials")
     promote_after: float = option(
@@ -137,7 +137,7 @@ class SchedulerConfig:
              "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
         non_negative, metavar="F", parse=number_text, group="trials")
     kill_slack: float = option(
-        0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
+        0.0, "--kill-on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
              "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
         non_negative, metavar="F", parse=number_text, group="experimental")
     retry_queue: str = option(
@@ -153,7 +153,7 @@ class SchedulerConfig:
                 "min(p̃, divider) too, so they backfill as short jobs)", choice(lambda: DIVIDER_ESTIMATES),
         metavar="NAME", group="classes")
     order_by: str = option(
-        "planned", "divider_estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
+        "planned", "--divider-estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
                    "is planned with, min(p̃, its trial): under SPF, every job asking more than its trial ties, broken "
                    "by job id) or estimate (p̃, as class-clairvoyant orders)", choice(lambda: ORDER_BY),
         metavar="NAME", group="classes")

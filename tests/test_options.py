@@ -293,9 +293,17 @@ def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path,
     """Issue 23: ``--model FILE`` without ``--classifier rf`` was ignored and base ran."""
     workload = REPO / "workloads" / "sample.json"
     assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 2
-    assert capsys.readouterr().err == ("error: simulate: scheduling options: model: a saved classifier is the paper's "
-                                       f"Random Forest: it needs classifier 'rf' (got {classifier!r}) (see python -m "
+    source = "--variant class-clairvoyant" if "--variant" in argv else "scheduling options"  # flags, and the variant
+    assert capsys.readouterr().err == (f"error: simulate: {source}: --model: a saved classifier is the paper's "
+                                       f"Random Forest: it needs --classifier 'rf' (got {classifier!r}) (see python -m "
                                        "scheduler simulate --help)\n")
+
+
+def test_a_flag_that_turns_off_what_its_variant_is_is_refused(capsys):
+    """``--variant classification --classifier none`` ran base under classification's name."""
+    assert main(["simulate", str(REPO / "workloads" / "sample.json"), "--variant", "classification",
+                 "--classifier", "none"]) == 2
+    assert "--variant classification is defined by --classifier rf: --classifier none" in capsys.readouterr().err
 
 
 def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp_path, caplog):
@@ -311,3 +319,14 @@ def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp
     elsewhere = SimulationBegins(0.0, 4, {}, {"w0": str(tmp_path / "on-batsim-machine.json")})
     assert config_at_begin(elsewhere, {"classifier": "rf"}, {}).timezone is None
     assert "in UTC (give --timezone)" in caplog.text
+
+
+def test_the_option_reference_is_rendered_from_the_declarations():
+    """docs/options.md is generated from the table --help reads: regenerate it with
+    ``python -m scheduler.cli.option_reference > docs/options.md`` when an option changes."""
+    from scheduler.cli.option_reference import render
+
+    reference = (REPO / "docs" / "options.md").read_text()
+    assert reference == render(), "docs/options.md is out of date: python -m scheduler.cli.option_reference"
+    for name, spec in options_of(SchedulerConfig).items():
+        assert f"`{main_flag(name, spec)}" in reference, name
