@@ -4,8 +4,8 @@ Every front end (``simulate``, ``serve``, the pybatsim adapter, sweeps) builds i
 :func:`build_core`; the core builds nothing itself. This is the one place that reads the files a
 config names (the θ file of a ``score:FILE`` policy, a classifier saved with ``--save-model``) and
 that turns the config's names into objects: the queue and backfill policies, the scheduling
-algorithm, the runtime knowledge, the predictions and the classifier, built-in or plug-in
-(``scheduler.plugins``: each made with its options). :func:`input_files` lists those files and the
+algorithm, the runtime knowledge, the predictions and the classifier's estimator, built-in or plug-in,
+each made by the one registry of names (``scheduler.registry``) with its options. :func:`input_files` lists those files and the
 plug-ins' own (a sweep's resume hash covers their content).
 """
 
@@ -15,13 +15,13 @@ import json
 from dataclasses import replace
 from typing import Any, Callable
 
+from scheduler import registry
 from scheduler.config import SchedulerConfig
-from scheduler.core.policies import Policy, get_policy, score_file
+from scheduler.core.policies import Policy
 from scheduler.decision import DecisionCore
 from scheduler.errors import ConfigError
-from scheduler.knowledge.estimates import runtime_knowledge
+from scheduler.knowledge.predictors import Predictions
 from scheduler.parts import Classifier, Parts
-from scheduler.plugins import is_builtin, make_algorithm, make_estimator, make_policy, source_file
 
 __all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy",
            "warm_up"]
@@ -38,26 +38,26 @@ def build_core(config: SchedulerConfig | None = None, classifier: Classifier | N
 
 
 def build_parts(config: SchedulerConfig) -> Parts:
-    """The parts ``config`` asks for (reading its θ and model files)."""
-    knowledge, predictions = runtime_knowledge(config.estimates, config.predictor, config.correction,
-                                               config.predictor_options)
+    """The parts ``config`` asks for (reading its θ and model files), each name made by the registry. Runtime
+    knowledge: the predictor with its correction rule, unless it is ``requested`` (then: the estimates)."""
+    classifier = classifier_starter(config)
+    predictions = Predictions(registry.make("predictor", config.predictor, config.predictor_options),
+                              registry.make("correction", config.correction)) if config.uses_predictor else None
     return Parts(
-        policy=load_policy(config.policy, config.policy_options),
-        backfill_order=load_policy(config.backfill_order) if config.backfill_order else None,
-        algorithm=make_algorithm(config.algorithm, config.algorithm_options),
-        knowledge=knowledge,
+        policy=registry.make("policy", config.policy, config.policy_options, read=read_theta),
+        backfill_order=registry.make("policy", config.backfill_order, read=read_theta) if config.backfill_order
+        else None,
+        algorithm=registry.make("algorithm", config.algorithm, config.algorithm_options),
+        knowledge=predictions or registry.make("estimates", config.estimates),
         predictions=predictions,
-        classifier=classifier_starter(config),
+        classifier=classifier,
     )
 
 
 def load_policy(name: str, options: dict | None = None) -> Policy:
     """The policy called ``name``, its θ file read for a ``score:FILE`` policy; a plug-in made with ``options``
     (canonical: see :class:`SchedulerConfig`)."""
-    if not is_builtin("policy", name):
-        return make_policy(name, options)
-    path = score_file(name)
-    return get_policy(name, None if path is None else read_theta(path))
+    return registry.make("policy", name, options, read=read_theta)
 
 
 def read_theta(path: str) -> Any:
@@ -85,18 +85,26 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
         start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
         probe_threshold=config.probe_threshold, partial_oracle=config.partial_oracle,
-        estimator=make_estimator(config.estimator, config.estimator_options) if config.classifier == "rf" else None)
+        estimator=registry.make("estimator", config.estimator, config.estimator_options)
+        if config.classifier == "rf" else None)
 
 
 def input_files(config: SchedulerConfig) -> list[str]:
     """The files a run with ``config`` reads besides its workload: θ files, a saved classifier, plug-in files."""
-    files = [path for path in map(score_file, filter(None, (config.policy, config.backfill_order))) if path]
+    files = [path for path in (registry.source_file("policy", spec) for spec in (config.policy, config.backfill_order)
+                               if spec and registry.is_builtin("policy", spec)) if path]
     if config.classifier != "none" and config.model:
         files.append(config.model)
-    plugins = [("algorithm", config.algorithm), ("policy", config.policy), ("policy", config.backfill_order)]
+    named = [("algorithm", config.algorithm), ("policy", config.policy), ("policy", config.backfill_order)]
     if config.classifier == "rf":
-        plugins.append(("estimator", config.estimator))
-    files += [path for kind, spec in plugins if spec and (path := source_file(kind, spec)) and path not in files]
+        named.append(("estimator", config.estimator))
+    if config.predictor != "requested":
+        named += [("predictor", config.predictor), ("correction", config.correction)]
+    else:
+        named.append(("estimates", config.estimates))
+    files += [path for kind, spec in named
+              if spec and not registry.is_builtin(kind, spec) and (path := registry.source_file(kind, spec))
+              and path not in files]
     return files
 
 
@@ -109,6 +117,6 @@ def warm_up(config: SchedulerConfig) -> None:
     if config.classifier == "rf":
         from scheduler.knowledge.learner import validate_estimator
 
-        validate_estimator(make_estimator(config.estimator, config.estimator_options))  # a fit on a few rows
+        validate_estimator(registry.make("estimator", config.estimator, config.estimator_options))  # a fit on a few rows
     if config.predictor != "requested":
         import scheduler.knowledge.accuracy  # noqa: F401

@@ -1,275 +1,35 @@
 """The scheduler's configuration: one object, from CLI flags, JSON files or Batsim's sched-config.
 
-Each option is declared once, as a field of :class:`SchedulerConfig` that carries an :class:`Option`:
-its help, its command-line flags and the check that turns a given value into the canonical one (or
-says what is wrong with it). ``scheduler.cli.options`` makes the flags from the fields; every source
-of options (flags, ``--config`` files, ``--variant_options``, Batsim's ``sched-config``, sweep configs)
-is checked by the same checks (:meth:`SchedulerConfig.check_options` names the source); a test holds
-the README's option table to the fields.
+Each option is declared once, as a field of :class:`SchedulerConfig` that carries an
+:class:`~scheduler.option.Option`: its help, its command-line flags and the check that turns a given value
+into the canonical one (or says what is wrong with it). ``scheduler.cli.options`` makes the flags from the
+fields; every source of options (flags, ``--config`` files, ``--variant_options``, Batsim's ``sched-config``,
+sweep configs) is checked by the same checks (:meth:`SchedulerConfig.check_options` names the source); a
+test holds the README's option table to the fields. Names of plug-in kinds (algorithm, policy, estimator,
+predictor, correction, estimates) are checked by the one registry of names (``scheduler.registry``);
+which settings go together is ``scheduler.variants``'.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Mapping
 
-from scheduler.core.names import split_argument
-from scheduler.core.policies import policy_names
+from scheduler import registry
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import CLASSIFIER_METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
-from scheduler.knowledge.corrections import CORRECTIONS
-from scheduler.knowledge.estimates import ESTIMATES
-from scheduler.plugins import check_options as plugin_options, resolve, target_of
-from scheduler.values import is_number
+from scheduler.knowledge.choices import CLASSIFIER_METHODS, FEATURE_MODES, PARTIAL_ORACLES
+from scheduler.option import (Option, checked, choice, divider_value, integer_text, json_object, json_text,
+                              non_empty_text, non_negative, number_text, option, optional, options_of,
+                              positive_seconds, probability_below_one, probability_or_one, registered, seed_value,
+                              timezone_value)
+from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
+                                PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
+                                SIBLINGS, VARIANTS)
 
-SAFEGUARDS = ("none", "kill")
-#: Which jobs the safeguard's bound (the divider) plans: none, running ones, or all watched ones.
-DIVIDER_ESTIMATES = ("none", "running", "all")
-#: What the queue's policy orders a waiting job by: the estimate it is planned with, or its own estimate.
-ORDER_BY = ("planned", "estimate")
-
-#: What a kill by the safeguard does to the killed job's waiting siblings (same user, same request).
-SIBLINGS = ("keep", "demote")
-#: When the kill safeguard kills a watched job past its deadline: then, or once its processors are needed.
-KILL_ON = ("deadline", "demand", "blocking", "patient")
-#: What a running look-alike (same user, processors and p̃) that has run for the divider says of a new job.
-RUNNING_SIBLINGS = ("ignore", "large")
-#: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
-#: classified small or before it in the policy's order.
-KILL_FOR = ("requeued", "policy", "order")
-#: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
-RETRY_QUEUES = ("large", "ahead", "fresh")
-#: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
-KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack")
-#: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
-PLANNED_TRIAL_OPTIONS = ("order_by",)
-#: Options that act only with a classifier, and why.
-CLASSIFIER_OPTIONS = {"running_siblings": "it overrides the classifier's answer",
-                      "promote_after": "it moves jobs out of Q, the queue of the jobs classified large"}
-
-#: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "base": {"classifier": "none", "safeguard": "none", "estimates": "requested"},
-    "classification": {"classifier": "rf", "safeguard": "none", "estimates": "requested"},
-    "classification-idempotent": {"classifier": "rf", "safeguard": "kill", "estimates": "requested"},
-    "class-clairvoyant": {"classifier": "oracle", "safeguard": "none", "estimates": "requested"},
-    "runtimes-clairvoyant": {"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"},
-    # beyond the paper (docs/results.md): jobs the forest cannot call large are probed under the safeguard
-    "classification-probing": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
-                               "probe_threshold": 0.02, "divider_estimates": "all"},
-    # issue 22: probing whose failed trials cost at most half a divider and 300 s (docs/results.md)
-    "classification-bounded": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
-                               "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
-                               "probe_limit": 300},
-    # issue 32: bounded's trials, but one past its end is killed only if it is in the way of the first waiting job,
-    # and that job goes before it (classified small, or before it in the policy's order); else it runs on
-    "classification-blocking": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
-                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 0.5,
-                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order"},
-    # issue 32: blocking, but a job past its trial is spared a delay of up to 0.3 x the request of a first waiting job
-    # not classified small that could not start now anyway; a job that waited seven times its request leaves Q; the
-    # policy orders waiting jobs by their request, not by their trial; and a trial lasts a whole divider (300 s at most)
-    "classification-tolerant": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
-                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
-                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
-                                "promote_after": 7.0, "order_by": "estimate"},
-}
-
-
-# --- how an option is declared -------------------------------------------------------------
-
-#: The groups of options, in the order a reader meets them (``--help``, the README's option table): title and
-#: description. Each option's :attr:`Option.group` is one of these keys.
-OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
-    "run": ("the run and its outputs", None),
-    "scheduling": ("scheduling", "the algorithm, the queue order, the runtime knowledge, starvation"),
-    "classes": ("the paper's classes and safeguard", "the online classifier's small/large classes (Q_small "
-                "ahead of Q) and the kill safeguard"),
-    "trials": ("trials", "beyond the paper (classification-probing, -bounded, -blocking, -tolerant): uncertain "
-               "jobs run early, on a trial the safeguard bounds"),
-    "predictors": ("runtime predictors", "a predicted runtime, corrected when a job outlives it, instead of the "
-                   "requested time"),
-    "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
-    "experimental": ("experimental", "measured and dropped as worse; kept to reproduce the measurement "
-                     "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped', and "
-                     "'Know, don't kill: classification-tolerant')"),
-}
-
-
-@dataclass(frozen=True)
-class Option:
-    """What a :class:`SchedulerConfig` field is as an option.
-
-    ``check`` turns a given value (from JSON, or from a flag's text through ``parse``) into the
-    canonical one, or raises ``ValueError``/``ConfigError`` saying what is wrong. ``flags`` are the
-    command-line flags, the main one first (default: ``--<name-with-dashes>``); ``choices`` lists
-    the accepted names for the help; ``group`` is where ``--help`` and the README show it (a key of
-    :data:`OPTION_GROUPS`).
-    """
-
-    help: str
-    check: Callable[[Any], Any]
-    flags: tuple[str, ...] = ()
-    metavar: str | None = None
-    parse: Callable[[str], Any] = str
-    choices: Callable[[], Iterable[str]] | None = None
-    group: str = "scheduling"
-
-
-def option(default: Any, help: str, check: Callable[[Any], Any], **details: Any) -> Any:
-    """A :class:`SchedulerConfig` field declared as an option (see :class:`Option`)."""
-    return field(default=default, metadata={"option": Option(help, check, **details)})
-
-
-def options_of(cls: type) -> dict[str, Option]:
-    """Every option of a config class, by field name, in declaration order."""
-    return {f.name: f.metadata["option"] for f in fields(cls)}
-
-
-def flags_of(name: str, spec: Option) -> tuple[str, ...]:
-    """The command-line flags of option ``name``, the main one first."""
-    return spec.flags or ("--" + name.replace("_", "-"),)
-
-
-def main_flag(name: str, spec: Option) -> str:
-    return flags_of(name, spec)[0]
-
-
-# --- checks of values (and of flags' texts) -------------------------------------------------
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"expected a non-empty string, got {value!r}")
-    return value
-
-
-def _choice(names: Callable[[], Iterable[str]]) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        known = tuple(names())
-        if not isinstance(value, str) or value.lower() not in known:
-            raise ValueError(f"unknown value {value!r}; known: {', '.join(known)}")
-        return value.lower()
-    return check
-
-
-def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else check(value)
-
-
-def positive_seconds(value: Any) -> float:
-    """A positive, finite number of seconds."""
-    if not is_number(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"expected a positive number of seconds, got {value!r}")
-    return float(value)
-
-
-def positive_integer(value: Any) -> int:
-    """A positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"expected a positive integer, got {value!r}")
-    return value
-
-
-def _divider(value: Any) -> str | float:
-    if isinstance(value, str) and value in DIVIDERS:
-        return value
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError(f"expected {' or '.join(DIVIDERS)} or seconds, got {value!r}") from None
-    return positive_seconds(value)
-
-
-def _probability_below_one(value: Any) -> float:
-    if not is_number(value) or not 0 <= value < 1:
-        raise ValueError(f"expected a probability in [0, 1), got {value!r}")
-    return float(value)
-
-
-def _probability_or_one(value: Any) -> float:
-    if not is_number(value) or not 0 < value <= 1:
-        raise ValueError(f"must be a number in (0, 1], got {value!r}")
-    return float(value)
-
-
-def _non_negative(value: Any) -> float:
-    if not is_number(value) or not 0 <= value < math.inf:
-        raise ValueError(f"expected a non-negative number, got {value!r}")
-    return float(value)
-
-
-def _seed(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 32:
-        raise ValueError(f"expected an integer in [0, 2**32), got {value!r}")
-    return value
-
-
-def _timezone(value: Any) -> str | float:
-    from scheduler.knowledge.features import resolve_timezone
-
-    resolve_timezone(value)  # raises ConfigError for an unknown name or a bad offset
-    return float(value) if is_number(value) else value
-
-
-def _predictor(value: Any) -> str:
-    from scheduler.knowledge.predictors import check_predictor_name
-
-    try:
-        name = check_predictor_name(_text(value))
-    except ConfigError as exc:
-        raise ValueError(str(exc).removeprefix("predictor: ")) from None
-    base, constant = split_argument(name)
-    if constant and not 0 < float(constant) < math.inf:
-        raise ValueError(f"{base}:C needs a positive number of seconds C, got {value!r}")
-    return name
-
-
-def _json_object(value: Any) -> dict:
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a JSON object, got {value!r}")
-    return value
-
-
-def number_text(text: str) -> float:
-    """A flag's text as a number."""
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
-
-
-def integer_text(text: str) -> int:
-    """A flag's text as an integer."""
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {text!r}") from None
-
-
-def json_text(text: str) -> Any:
-    """A flag's text as JSON."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON ({exc})") from None
-
-
-def _plugin(kind: str) -> Callable[[Any], str]:
-    """The check of a built-in name or plug-in spec of ``kind`` (``scheduler.plugins``; loads a plug-in)."""
-    return lambda value: resolve(kind, _text(value))
-
-
-def _predictor_names() -> list[str]:
-    from scheduler.knowledge.predictors import PREDICTORS
-
-    return [*PREDICTORS, "constant:C"]
+__all__ = ["Option", "SchedulerConfig", "VARIANTS"]
 
 
 # --- the configuration ---------------------------------------------------------------------
@@ -289,146 +49,147 @@ class SchedulerConfig:
                 "conservative_bf (a reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
                 "fcfs_fast) or filler (every job that fits now starts, in queue order); or a plug-in: FILE.py:CLASS, "
                 "MODULE:CLASS or an entry point's name (docs/plugins.md)",
-        _plugin("algorithm"), flags=("--algorithm", "-v"), metavar="NAME")
+        registered("algorithm"), flags=("--algorithm", "-v"), metavar="NAME")
     algorithm_options: dict | None = option(
         None, "the algorithm plug-in's options as a JSON object (--algorithm X --help lists them)",
-        _optional(_json_object), metavar="JSON", parse=json_text, group="plugins")
+        optional(json_object), metavar="JSON", parse=json_text, group="plugins")
     policy: str = option(
-        "fcfs", "queue order (or a plug-in: FILE.py:NAME, MODULE:NAME or an entry point's name)", _plugin("policy"),
-        flags=("--policy", "-o", "--queue_order"), metavar="NAME", choices=policy_names)
+        "fcfs", "queue order (or a plug-in: FILE.py:NAME, MODULE:NAME or an entry point's name)", registered("policy"),
+        flags=("--policy", "-o", "--queue_order"), metavar="NAME", choices=lambda: registry.names("policy"))
     policy_options: dict | None = option(
         None, "the queue order plug-in's options as a JSON object (--policy X --help lists them)",
-        _optional(_json_object), metavar="JSON", parse=json_text, group="plugins")
+        optional(json_object), metavar="JSON", parse=json_text, group="plugins")
     backfill_order: str | None = option(
         None, "the order in which EASY (easy, easy_bf_fast) tries backfill candidates, a --policy name (default: the "
               "queue order; a plug-in takes its default options)",
-        _optional(_plugin("policy")), metavar="NAME")
+        optional(registered("policy")), metavar="NAME")
     estimates: str = option(
         "requested", "runtime knowledge: requested (p̃ = walltime) or clairvoyant (actual runtime)",
-        _choice(lambda: ESTIMATES), metavar="NAME")
+        registered("estimates"), metavar="NAME")
     starvation_threshold: float | None = option(
         None, "seconds of waiting after which a job moves to the head of the queue, oldest first (default: off)",
-        _optional(positive_seconds), metavar="S", parse=number_text)
+        optional(positive_seconds), metavar="S", parse=number_text)
     starvation_scope: str = option(
         "queue", "where a starving job moves: queue (to the head of its own queue: Q_small stays ahead of Q) or all "
-                 "(ahead of every queue)", _choice(lambda: STARVATION_SCOPES), metavar="NAME")
+                 "(ahead of every queue)", choice(lambda: STARVATION_SCOPES), metavar="NAME")
     classifier: str = option(
         "none", "job size classifier: none (every job is large), rf (the paper's online Random Forest) or oracle "
                 "(true classes); small jobs go to Q_small, ahead of Q",
-        _choice(lambda: CLASSIFIER_METHODS), metavar="NAME", group="classes")
+        choice(lambda: CLASSIFIER_METHODS), metavar="NAME", group="classes")
     safeguard: str = option(
         "none", "kill: kill a small-classified job that outlives the divider and resubmit it as large",
-        _choice(lambda: SAFEGUARDS), metavar="NAME", group="classes")
+        choice(lambda: SAFEGUARDS), metavar="NAME", group="classes")
     divider: str | float = option(
         "median", "small/large boundary: median (of the runtimes of every job completed so far), last-week-median, or seconds",
-        _divider, metavar="D", group="classes")
+        divider_value, metavar="D", group="classes")
     classifier_threshold: float = option(
         0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "
-             "jobs and kills", _probability_below_one, metavar="P", parse=number_text, group="classes")
+             "jobs and kills", probability_below_one, metavar="P", parse=number_text, group="classes")
     probe_threshold: float | None = option(
         None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
               "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
-        _optional(_probability_below_one), metavar="P", parse=number_text, group="trials")
+        optional(probability_below_one), metavar="P", parse=number_text, group="trials")
     probe_length: float = option(
         1.0, "an uncertain job's trial run, as a fraction of the divider: the safeguard kills it after "
-             "F x divider (small jobs keep the whole divider)", _probability_or_one, metavar="F", parse=number_text,
+             "F x divider (small jobs keep the whole divider)", probability_or_one, metavar="F", parse=number_text,
         group="trials")
     probe_limit: float | None = option(
         None, "an uncertain job's trial run lasts at most S seconds (with --probe-length, the shorter)",
-        _optional(positive_seconds), metavar="S", parse=number_text, group="trials")
+        optional(positive_seconds), metavar="S", parse=number_text, group="trials")
     probe_width: float | None = option(
         None, "an uncertain job wider than S x the machine gets a trial run shortened by sqrt(S x machine / "
               "processors): a failed trial wastes processors in proportion to its width (default: off). Measured "
               "worse: the waste falls to 0.5% only where the reduction falls to 0.64-0.76 of class-clairvoyant's",
-        _optional(_probability_or_one), metavar="S", parse=number_text, group="experimental")
+        optional(probability_or_one), metavar="S", parse=number_text, group="experimental")
     probe_max_width: float | None = option(
         None, "a job that would be uncertain but needs more than F x the machine's processors is large (no trial run). "
               "Measured worse: it trades kills for gain, most on SDSC-SP2 (docs/results.md, 'Know, don't kill')",
-        _optional(_probability_or_one), metavar="F", parse=number_text, group="experimental")
+        optional(probability_or_one), metavar="F", parse=number_text, group="experimental")
     siblings: str = option(
         "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
                 "(processors and p̃): keep (still watched) or demote (large: Q, no trial run). Measured worse: "
                 "demote costs HPC2N 29 points of class-clairvoyant's reduction, SDSC-SP2 8, and gains KTH-SP2 5",
-        _choice(lambda: SIBLINGS), metavar="NAME", group="experimental")
+        choice(lambda: SIBLINGS), metavar="NAME", group="experimental")
     running_siblings: str = option(
         "ignore", "a submitted job whose user has a job with the same request (processors and p̃) running for the "
                   "divider already: ignore (the classifier decides) or large (Q, no trial run). Measured "
                   "worse: it trades kills for gain (docs/results.md, 'Know, don't kill')",
-        _choice(lambda: RUNNING_SIBLINGS), metavar="NAME", group="experimental")
+        choice(lambda: RUNNING_SIBLINGS), metavar="NAME", group="experimental")
     kill_on: str = option(
         "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
                     "(it goes on running until the first waiting job could start now with its processors); blocking "
                     "(at the deadline, only if running on to its request would delay the first waiting job's start; "
                     "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs "
                     "on until that waiting job could start now with its processors)",
-        _choice(lambda: KILL_ON), metavar="NAME", group="trials")
+        choice(lambda: KILL_ON), metavar="NAME", group="trials")
     kill_for: str = option(
-        "requeued", "kill_on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
+        "requeued", "--kill-on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
                     "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
                     "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
                     "the policy's order, whatever its queue)",
-        _choice(lambda: KILL_FOR), metavar="NAME", group="trials")
+        choice(lambda: KILL_FOR), metavar="NAME", group="trials")
     head_slack: float = option(
-        0.0, "kill_on blocking: a job past its trial that would delay a first waiting job not classified small by at "
+        0.0, "--kill-on blocking: a job past its trial that would delay a first waiting job not classified small by at "
              "most F x that job's request is spared, unless killing it would let that job start now",
-        _non_negative, metavar="F", parse=number_text, group="trials")
+        non_negative, metavar="F", parse=number_text, group="trials")
     promote_after: float = option(
         0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
              "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
-        _non_negative, metavar="F", parse=number_text, group="trials")
+        non_negative, metavar="F", parse=number_text, group="trials")
     kill_slack: float = option(
-        0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
+        0.0, "--kill-on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
              "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
-        _non_negative, metavar="F", parse=number_text, group="experimental")
+        non_negative, metavar="F", parse=number_text, group="experimental")
     retry_queue: str = option(
         "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
                  "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh "
                  "(ahead of Q, with the uncertain jobs, ordered as if submitted at the kill). Measured worse: ahead "
                  "keeps 0.82 of class-clairvoyant's reduction on KTH-SP2 and 0.81 on HPC2N, and the longest wait on "
                  "KTH-SP2 is 4.5x base's; ahead and fresh starve the jobs called large on SDSC-SP2 (10-16x base's)",
-        _choice(lambda: RETRY_QUEUES), metavar="NAME", group="experimental")
+        choice(lambda: RETRY_QUEUES), metavar="NAME", group="experimental")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
-                "min(p̃, divider) too, so they backfill as short jobs)", _choice(lambda: DIVIDER_ESTIMATES),
+                "min(p̃, divider) too, so they backfill as short jobs)", choice(lambda: DIVIDER_ESTIMATES),
         metavar="NAME", group="classes")
     order_by: str = option(
-        "planned", "divider_estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
+        "planned", "--divider-estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
                    "is planned with, min(p̃, its trial): under SPF, every job asking more than its trial ties, broken "
-                   "by job id) or estimate (p̃, as class-clairvoyant orders)", _choice(lambda: ORDER_BY),
+                   "by job id) or estimate (p̃, as class-clairvoyant orders)", choice(lambda: ORDER_BY),
         metavar="NAME", group="classes")
     partial_oracle: str = option(
         "none", "a measurement aid, not a method: the true class corrects the forest's false-large (no-false-large) "
                 "or false-small (no-false-small) answers, or answers during the first, model-less week "
-                "(no-blind-week)", _choice(lambda: PARTIAL_ORACLES), metavar="NAME", group="classes")
+                "(no-blind-week)", choice(lambda: PARTIAL_ORACLES), metavar="NAME", group="classes")
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
-                "(previous weeks only)", _choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
+                "(previous weeks only)", choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
     model: str | None = option(
-        None, "start from a classifier saved with simulate --save-model FILE", _optional(_text), metavar="FILE",
+        None, "start from a classifier saved with simulate --save-model FILE", optional(non_empty_text), metavar="FILE",
         group="classes")
     estimator: str = option(
         "forest", "the scikit-learn classifier the rf classifier trains: forest (our Random Forest), or a plug-in: "
                   "FILE.py:NAME, MODULE:NAME (e.g. sklearn.ensemble:ExtraTreesClassifier) or an entry point's name",
-        _plugin("estimator"), metavar="NAME", group="plugins")
+        registered("estimator"), metavar="NAME", group="plugins")
     estimator_options: dict | None = option(
         None, "the estimator's options as a JSON object: its Options, else its scikit-learn parameters "
-              "(--estimator X --help lists them)", _optional(_json_object), metavar="JSON", parse=json_text,
+              "(--estimator X --help lists them)", optional(json_object), metavar="JSON", parse=json_text,
         group="plugins")
     timezone: str | float | None = option(
         None, "the trace's time zone (IANA name) for temporal features (simulate takes it from the SWF header)",
-        _optional(_timezone), metavar="TZ", group="classes")
-    seed: int = option(0, "seeds every random choice, so that runs are reproducible", _seed, metavar="N",
+        optional(timezone_value), metavar="TZ", group="classes")
+    seed: int = option(0, "seeds every random choice, so that runs are reproducible", seed_value, metavar="N",
                        parse=integer_text, group="run")
     predictor: str = option(
-        "requested", "runtime predictor for ordering and backfilling (requested: --estimates decides)", _predictor,
-        metavar="NAME", choices=_predictor_names, group="predictors")
+        "requested", "runtime predictor for ordering and backfilling (requested: --estimates decides)",
+        registered("predictor"),
+        metavar="NAME", choices=lambda: registry.names("predictor"), group="predictors")
     correction: str = option(
         "requested", "what a job that outlives its prediction is predicted next: requested (p̃), incremental "
-                     "(Tsafrir), doubling", _choice(lambda: CORRECTIONS), metavar="NAME", group="predictors")
+                     "(Tsafrir), doubling", registered("correction"), metavar="NAME", group="predictors")
     predictor_options: dict | None = option(
         None, 'the predictor\'s options as a JSON object, e.g. \'{"search": "bfs", "depth": 1}\' for sbh',
-        _optional(_json_object), metavar="JSON", parse=json_text, group="predictors")
+        optional(json_object), metavar="JSON", parse=json_text, group="predictors")
 
     def __post_init__(self) -> None:
         self.validate()
@@ -436,7 +197,7 @@ class SchedulerConfig:
     def validate(self) -> None:
         """Check every option (making its value canonical), then the options together."""
         for name, spec in options_of(type(self)).items():
-            setattr(self, name, _checked(spec, getattr(self, name), name))
+            setattr(self, name, checked(spec, getattr(self, name), name))
         if self.safeguard == "kill" and self.classifier == "none":
             raise ConfigError("safeguard 'kill' needs a classifier (rf or oracle): without one no job is small")
         if self.probe_threshold is not None:
@@ -474,17 +235,17 @@ class SchedulerConfig:
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")
-        if self.backfill_order is not None and not target_of("algorithm", self.algorithm).backfills:
+        if self.backfill_order is not None and not registry.target("algorithm", self.algorithm).backfills:
             raise ConfigError(f"backfill_order: algorithm {self.algorithm!r} takes its jobs in queue order only")
-        self.algorithm_options = plugin_options("algorithm", self.algorithm, self.algorithm_options)
-        self.policy_options = plugin_options("policy", self.policy, self.policy_options)
+        self.algorithm_options = registry.options("algorithm", self.algorithm, self.algorithm_options)
+        self.policy_options = registry.options("policy", self.policy, self.policy_options)
         if self.estimator != "forest" or self.estimator_options is not None:
             if self.classifier != "rf":
                 raise ConfigError(f"estimator: it is what the rf classifier trains: it needs classifier 'rf' "
                                   f"(got {self.classifier!r})")
             if self.model is not None:
                 raise ConfigError("estimator: a saved classifier (model) brings its own forest")
-            self.estimator_options = plugin_options("estimator", self.estimator, self.estimator_options)
+            self.estimator_options = registry.options("estimator", self.estimator, self.estimator_options)
 
     @property
     def uses_predictor(self) -> bool:
@@ -535,7 +296,7 @@ class SchedulerConfig:
         and keep their type."""
         specs, labels, options = options_of(cls), labels or {}, cls.known_options(options, source or "options")
         try:
-            return {name: _checked(specs[name], value, labels.get(name, name)) for name, value in options.items()}
+            return {name: checked(specs[name], value, labels.get(name, name)) for name, value in options.items()}
         except ConfigError as exc:
             raise type(exc)(f"{source}: {exc}" if source else str(exc)) from None
 
@@ -572,11 +333,3 @@ class SchedulerConfig:
     @classmethod
     def from_file(cls, path: str | Path) -> "SchedulerConfig":
         return cls.from_dict(cls.read_options(path), str(path))
-
-
-def _checked(spec: Option, value: Any, label: str) -> Any:
-    """``spec.check(value)``, its complaint as a ConfigError (of the same kind) naming the option by ``label``."""
-    try:
-        return spec.check(value)
-    except (ValueError, ConfigError) as exc:
-        raise (type(exc) if isinstance(exc, ConfigError) else ConfigError)(f"{label}: {exc}") from None

@@ -1,5 +1,8 @@
 """One exception type per layer. Messages name the input (file, line, message, field)."""
 
+import inspect
+from typing import Any
+
 
 class SchedulerError(Exception):
     """Base class: the CLI prints these as one line, without a traceback, and exits non-zero."""
@@ -42,3 +45,19 @@ class SimulationError(SchedulerError):
 
 class OutputError(SchedulerError):
     """A result cannot be written where it was asked to go."""
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception on one line, with the file and line of a syntax error."""
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg}, line {exc.lineno}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def describe(target: Any) -> str:
+    """What ``target`` is, for an error: ``class X``, ``function f``, ``a float``."""
+    if inspect.isclass(target):
+        return f"class {target.__name__}"
+    if inspect.isfunction(target):
+        return f"function {target.__name__}"
+    return f"a {type(target).__name__}"

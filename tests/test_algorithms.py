@@ -4,11 +4,11 @@ backfilling, strict queue order (``fcfs``) and filler; the paper's method under 
 import pytest
 from hypothesis import given, settings
 
+from scheduler import registry
 from scheduler.cli import build_parser
 from scheduler.cli.options import config_from_args
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
-from scheduler.core.algorithms import ALGORITHMS, algorithm_name
 from scheduler.core.events import JobSubmitted, SimulationBegins
 from scheduler.core.filler import Filler
 from scheduler.core.job import Job
@@ -26,6 +26,8 @@ from tests.test_safeguard import run as run_classified
 # job 0 holds 3 of 4 machines until 100; job 1 (4 machines) must wait for it; job 2 (1 machine, 10 s)
 # fits in the hole: EASY backfills it at 2, strict order keeps it behind job 1.
 HOLE = [(0, 3, 100, 100), (1, 4, 100, 50), (2, 1, 10, 10)]
+
+ALGORITHMS = {name: registry.target("algorithm", name) for name in registry.builtins("algorithm")}
 
 
 def starts(result):
@@ -162,7 +164,7 @@ def test_names_and_flags():
     assert set(ALGORITHMS) == {"easy", "easy_bf_fast", "conservative_bf", "fcfs", "filler"}
     batsched = {"easy_bf": "easy", "easy_bf_fast": "easy_bf_fast", "conservative_bf": "conservative_bf",
                 "fcfs": "fcfs", "fcfs_fast": "fcfs", "filler": "filler"}
-    assert {name: algorithm_name(name.upper()) for name in batsched} == batsched
+    assert {name: registry.canonical("algorithm", name.upper()) for name in batsched} == batsched
     args = build_parser().parse_args(["serve", "-v", "conservative_bf", "-o", "asc_walltime"])
     assert (config_from_args(args).algorithm, config_from_args(args).policy) == ("conservative_bf", "spf")
     with pytest.raises(ConfigError, match="unknown algorithm 'conservative'"):

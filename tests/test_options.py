@@ -9,10 +9,11 @@ import pytest
 from scheduler.batsim.server import config_at_begin
 from scheduler.cli import build_parser, main
 from scheduler.cli.options import config_from_args
-from scheduler.config import OPTION_GROUPS, SchedulerConfig, main_flag, options_of
+from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins
 from scheduler.errors import ConfigError
 from scheduler.experiments.grid import parse_config
+from scheduler.option import OPTION_GROUPS, main_flag, options_of
 
 from tests.helpers import REPO
 
@@ -76,7 +77,7 @@ BAD = [
     ("algorithm", "conservative", "unknown algorithm"),
     ("policy", "nope", "unknown policy"),
     ("backfill_order", "nope", "unknown policy"),
-    ("estimates", "oracle", "unknown value"),
+    ("estimates", "oracle", "unknown estimates"),
     ("starvation_threshold", -5, "positive"),
     ("starvation_threshold", 0, "positive"),
     ("starvation_scope", "global", "unknown value"),
@@ -90,9 +91,9 @@ BAD = [
     ("features", "all", "unknown value"),
     ("timezone", "Mars/Olympus", "time zone"),
     ("seed", -1, "integer"),
-    ("predictor", "psychic", "unknown value"),
+    ("predictor", "psychic", "unknown predictor"),
     ("predictor", "constant:-5", "positive"),
-    ("correction", "tripling", "unknown value"),
+    ("correction", "tripling", "unknown correction"),
     ("predictor_options", [1], "JSON object"),
     ("model", "", "non-empty"),
     ("probe_threshold", 1.0, "probability"),
@@ -297,9 +298,17 @@ def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path,
     """Issue 23: ``--model FILE`` without ``--classifier rf`` was ignored and base ran."""
     workload = REPO / "workloads" / "sample.json"
     assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 2
-    assert capsys.readouterr().err == ("error: simulate: scheduling options: model: a saved classifier is the paper's "
-                                       f"Random Forest: it needs classifier 'rf' (got {classifier!r}) (see python -m "
+    source = "--variant class-clairvoyant" if "--variant" in argv else "scheduling options"  # flags, and the variant
+    assert capsys.readouterr().err == (f"error: simulate: {source}: --model: a saved classifier is the paper's "
+                                       f"Random Forest: it needs --classifier 'rf' (got {classifier!r}) (see python -m "
                                        "scheduler simulate --help)\n")
+
+
+def test_a_flag_that_turns_off_what_its_variant_is_is_refused(capsys):
+    """``--variant classification --classifier none`` ran base under classification's name."""
+    assert main(["simulate", str(REPO / "workloads" / "sample.json"), "--variant", "classification",
+                 "--classifier", "none"]) == 2
+    assert "--variant classification is defined by --classifier rf: --classifier none" in capsys.readouterr().err
 
 
 def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp_path, caplog):
@@ -315,3 +324,14 @@ def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp
     elsewhere = SimulationBegins(0.0, 4, {}, {"w0": str(tmp_path / "on-batsim-machine.json")})
     assert config_at_begin(elsewhere, {"classifier": "rf"}, {}).timezone is None
     assert "in UTC (give --timezone)" in caplog.text
+
+
+def test_the_option_reference_is_rendered_from_the_declarations():
+    """docs/options.md is generated from the table --help reads: regenerate it with
+    ``python -m scheduler.cli.option_reference > docs/options.md`` when an option changes."""
+    from scheduler.cli.option_reference import render
+
+    reference = (REPO / "docs" / "options.md").read_text()
+    assert reference == render(), "docs/options.md is out of date: python -m scheduler.cli.option_reference"
+    for name, spec in options_of(SchedulerConfig).items():
+        assert f"`{main_flag(name, spec)}" in reference, name

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from scheduler import plugins
+from scheduler import registry
 from scheduler.batsim.server import DecisionServer
 from scheduler.cli import main
 from scheduler.compose import build_core, input_files
@@ -54,13 +54,13 @@ def waits(jobs):
 
 
 def test_each_example_loads_from_its_file_outside_the_package():
-    algorithm = plugins.load("algorithm", LOOKAHEAD)
-    order = plugins.load("policy", AGED_AREA)
+    algorithm = registry.target("algorithm", LOOKAHEAD)
+    order = registry.target("policy", AGED_AREA)
     for loaded in (algorithm, order):
         module = sys.modules[loaded.__module__]
         assert module.__file__.startswith(str(EXAMPLES)) and not loaded.__module__.startswith("scheduler.")
     assert issubclass(algorithm, Algorithm)
-    assert plugins.load("algorithm", LOOKAHEAD) is algorithm  # imported once
+    assert registry.target("algorithm", LOOKAHEAD) is algorithm  # imported once
     assert SchedulerConfig(algorithm=LOOKAHEAD).algorithm_options == {"depth": 5}  # its defaults, filled in
 
 
@@ -98,7 +98,7 @@ def test_aged_area_with_no_aging_is_saf_and_with_aging_bounds_the_longest_wait(s
 
 
 def test_aged_area_puts_a_wide_job_first_once_it_waited_the_area_difference_over_aging():
-    key = plugins.make_policy(AGED_AREA, {"aging": 2.0}).key
+    key = registry.make("policy", AGED_AREA, {"aging": 2.0}).key
     wide = Job("w0!1", 0.0, 10, 100.0)  # area 1000: a narrow job (area 100) overtakes it for (1000 - 100) / 2 s
     for now in (500.0, 5000.0):  # the order does not change with time
         assert key(Job("w0!2", 400.0, 1, 100.0), 100.0, now) < key(wide, 100.0, now)
@@ -240,10 +240,10 @@ UNLOADABLE = {"nowhere.py:X", "no_such_package.sched:X", "{tmp}/syntax.py:X", "{
     (["--algorithm", "{tmp}/shapes.py:Loose"], "its Options must be a msgspec.Struct class, got class NotOptions"),
     (["--policy", "{tmp}/shapes.py:number"], "not a queue order"),
     (["--algorithm", LOOKAHEAD, "--algorithm-options", '{"deep": 2}'],
-     "algorithm_options: unknown option(s) deep of algorithm"),
-    (["--algorithm", LOOKAHEAD, "--algorithm-options", '{"depth": 0}'], "algorithm_options: depth: Expected `int` >= 1"),
+     "--algorithm-options: unknown option(s) deep of algorithm"),
+    (["--algorithm", LOOKAHEAD, "--algorithm-options", '{"depth": 0}'], "--algorithm-options: depth: Expected `int` >= 1"),
     (["--algorithm", LOOKAHEAD, "--algorithm-options", '{"depth": "5"}'], "depth: Expected `int`, got `str`"),
-    (["--policy-options", '{"aging": 1}'], "policy_options: policy 'fcfs' takes no options"),
+    (["--policy-options", '{"aging": 1}'], "--policy-options: policy 'fcfs' takes no options"),
     (["--estimator", "sklearn.ensemble:ExtraTreesClassifier"], "estimator: it is what the rf classifier trains"),
     (["--classifier", "rf", "--estimator-options", '{"trees": 3}'], "unknown parameter(s) trees of estimator 'forest'"),
     (["--classifier", "rf", "--estimator-options", '{"n_estimators": 0}'],
@@ -337,7 +337,7 @@ def test_entry_points_of_an_installed_package_resolve_by_name(tmp_path, monkeypa
                              classifier="rf", estimator="shallow-tree")
     assert (config.algorithm_options, config.policy_options, config.estimator_options) == (
         {"depth": 3}, {"aging": 16.0}, {"depth": 4})
-    assert plugins.load("algorithm", "lookahead").__module__ == "demo_lookahead"
+    assert registry.target("algorithm", "lookahead").__module__ == "demo_lookahead"
     assert SchedulerConfig(algorithm="easy").algorithm == "easy"  # a built-in name wins
     assert run(first_weeks, algorithm="lookahead", policy="aged-area").equals(
         run(first_weeks, algorithm=LOOKAHEAD, policy=AGED_AREA))

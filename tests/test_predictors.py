@@ -43,9 +43,15 @@ def test_requested_clairvoyant_constant():
 
 
 def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
-    from scheduler.core.names import split_argument
-    from scheduler.knowledge.estimates import get_estimates, runtime_knowledge
-    from scheduler.knowledge.predictors import PREDICTORS
+    from scheduler import registry
+    from scheduler.compose import build_parts
+
+    def runtime_knowledge(config):
+        parts = build_parts(config)
+        return parts.knowledge, parts.predictions
+
+    def get_estimates(name):
+        return registry.make("estimates", name)
 
     long = job(2, walltime=500, runtime=900)
     assert (long.capped_runtime, job(3, walltime=-1, runtime=900).capped_runtime, job(4, runtime=None).capped_runtime) \
@@ -53,15 +59,15 @@ def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
     assert get_estimates("clairvoyant").estimate(long) == get_predictor("clairvoyant").predict(long, 0) == 500
     assert get_estimates("clairvoyant").estimate(job(4, runtime=None)) is None  # an estimate may be unknown...
     assert get_predictor("clairvoyant").predict(job(4, walltime=700, runtime=None), 0) == 700  # a prediction not
-    knowledge, predictions = runtime_knowledge("clairvoyant", "requested", "requested")
+    knowledge, predictions = runtime_knowledge(SchedulerConfig(estimates="clairvoyant"))
     assert knowledge.name == "clairvoyant" and predictions is None
-    knowledge, predictions = runtime_knowledge("requested", "sbh-noest", "doubling")
+    knowledge, predictions = runtime_knowledge(SchedulerConfig(predictor="sbh-noest", correction="doubling"))
     assert knowledge is predictions and knowledge.name == "sbh-noest+doubling"
     # every predictor carries its registry name (easy++ is EASY++'s name for ave2)
-    for name in PREDICTORS:
+    for name in registry.builtins("predictor"):
         assert get_predictor(name).name == ("ave2" if name == "easy++" else name)
-    assert split_argument("Score:Theta.json") == ("score", "Theta.json") and split_argument("sbh") == ("sbh", None)
-    with pytest.raises(ConfigError, match="only constant takes an argument"):
+    assert registry.canonical("policy", "Score:Theta.json") == "score:Theta.json"
+    with pytest.raises(ConfigError, match="only constant:C takes an argument"):
         get_predictor("ave2:3")
 
 

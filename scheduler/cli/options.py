@@ -9,23 +9,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import textwrap
 from typing import Any, Callable
 
-from scheduler import plugins
-from scheduler.config import (
-    OPTION_GROUPS,
-    VARIANTS,
-    Option,
-    SchedulerConfig,
-    flags_of,
-    integer_text,
-    main_flag,
-    number_text,
-    options_of,
-    positive_integer,
-    positive_seconds,
-)
+from scheduler import registry
+from scheduler.config import SchedulerConfig
+from scheduler.option import (OPTION_GROUPS, Option, flags_of, integer_text, main_flag, number_text, options_of,
+                              positive_integer, positive_seconds)
+from scheduler.variants import VARIANTS
 from scheduler.errors import ConfigError, PluginError, UsageError
 from scheduler.values import MAX_MACHINES
 
@@ -91,7 +83,7 @@ def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, An
     run.add_argument("--variant_options", metavar="JSON",
                      help="scheduling options as a JSON object (batsched's name); flags override it")
     for name, spec in options_of(SchedulerConfig).items():
-        groups[spec.group].add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=_help(name, spec),
+        groups[spec.group].add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=option_help(name, spec),
                                         type=None if spec.parse is str else flag_type(spec.parse))
     parser.help_extra = plugin_help
     return groups
@@ -115,10 +107,10 @@ def plugin_help(argv: list[str]) -> str:
     sections = []
     for name, kind in PLUGIN_OPTIONS.items():
         spec = given[name]
-        if spec is None or (kind != "estimator" and plugins.is_builtin(kind, spec)):
+        if spec is None or (kind != "estimator" and registry.is_builtin(kind, spec)):
             continue  # a built-in algorithm or order takes no options; the estimator's are its parameters
         try:
-            lines = plugins.describe_options(kind, spec)
+            lines = registry.describe_options(kind, spec)
         except ConfigError as exc:
             sections.append(f"cannot list its options: {exc}")
             continue
@@ -133,7 +125,8 @@ def plugin_help(argv: list[str]) -> str:
     return "".join(f"\n{section}\n" for section in sections)
 
 
-def _help(name: str, spec: Option) -> str:
+def option_help(name: str, spec: Option) -> str:
+    """The help of option ``name``: its text, its choices and its default (``%`` doubled for argparse)."""
     text = spec.help
     if spec.choices:
         text += "; one of " + ", ".join(spec.choices())
@@ -148,13 +141,26 @@ def flag_labels() -> dict[str, str]:
     return {name: f"argument {main_flag(name, spec)}" for name, spec in options_of(SchedulerConfig).items()}
 
 
+#: The settings that define a variant (the paper's Figure 9): a flag may not turn off one its variant turns on.
+DEFINING = ("classifier", "safeguard", "estimates")
+
+
 def option_overrides(args: argparse.Namespace) -> dict:
     """The scheduling options given as flags (``--variant`` first, explicit flags on top), checked: a value
     refused is a :class:`UsageError` (exit 2), but for a plug-in file or module that cannot be loaded."""
-    overrides = dict(VARIANTS[args.variant]) if getattr(args, "variant", None) else {}
-    for name in options_of(SchedulerConfig):
-        if getattr(args, name, None) is not None:
-            overrides[name] = getattr(args, name)
+    variant = getattr(args, "variant", None)
+    overrides = dict(VARIANTS[variant]) if variant else {}
+    specs = options_of(SchedulerConfig)
+    for name, spec in specs.items():
+        given = getattr(args, name, None)
+        if given is None:
+            continue
+        defining, default = overrides.get(name), SchedulerConfig.__dataclass_fields__[name].default
+        if name in DEFINING and defining not in (None, default) and str(given).lower() == default:
+            flag = main_flag(name, spec)
+            raise UsageError(f"--variant {variant} is defined by {flag} {defining}: {flag} {given} would run "
+                             f"another variant under its name; drop {flag}, or choose the variant you mean")
+        overrides[name] = given
     try:
         return SchedulerConfig.check_options(overrides, None, flag_labels())
     except PluginError:
@@ -178,11 +184,24 @@ def config_from_args(args: argparse.Namespace) -> SchedulerConfig:
     Options that do not go together are the command line's mistake (:class:`UsageError`) unless the files'
     options alone already do not."""
     files, flags = file_options(args), option_overrides(args)
+    variant = getattr(args, "variant", None)
     try:
-        return SchedulerConfig.from_dict({**files, **flags}, "scheduling options")
+        return SchedulerConfig.from_dict({**files, **flags}, f"--variant {variant}" if variant else "scheduling options")
     except PluginError:
         raise
     except ConfigError as exc:
         if files:
             SchedulerConfig.from_dict(files, args.config or "--variant_options")  # the files' own mistake: exit 1
-        raise UsageError(str(exc)) from None
+        raise UsageError(in_flags(str(exc))) from None
+
+
+def in_flags(message: str) -> str:
+    """``message`` with the options it names given as the flags a user types: a name with an underscore
+    wherever it stands, a one-word name where it is an option (``NAME: ...``, ``needs NAME 'VALUE'``; not a
+    plug-in's kind, as in ``of policy 'X'``)."""
+    for name, spec in options_of(SchedulerConfig).items():
+        width = len(name)
+        context = "" if "_" in name else (rf"(?:(?=: )(?<!the \w{{{width}}})|(?= ')(?<!of \w{{{width}}})"
+                                          rf"(?<!\(\w{{{width}}})(?<!: \w{{{width}}}))")
+        message = re.sub(rf"(?<![\w-]){name}(?![\w-]){context}", main_flag(name, spec), message)
+    return message

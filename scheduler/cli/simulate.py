@@ -16,7 +16,8 @@ from scheduler.cli.layout import console_width
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
 from scheduler.cli.results_table import format_comparison, format_table, written_lines
 from scheduler.compose import input_files, warm_up
-from scheduler.config import VARIANTS, SchedulerConfig
+from scheduler.config import SchedulerConfig
+from scheduler.variants import VARIANTS
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import UsageError
 from scheduler.outputs import check_distinct, check_output, check_outputs, prefixed

@@ -2,5 +2,6 @@
 availability profile, the scheduling algorithms (EASY backfilling, strict order), the safeguard.
 
 Nothing here reads a file, a socket or a clock, and nothing imports the rest of the project but
-``scheduler.errors``; ``scheduler.decision`` puts the pieces together.
+``scheduler.errors`` and ``scheduler.registry`` (where the algorithms and queue orders register their names);
+``scheduler.decision`` puts the pieces together.
 """

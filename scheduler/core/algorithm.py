@@ -38,7 +38,7 @@ class Algorithm(ABC):
     #: Whether it tries backfill candidates in an order of their own (only then does ``backfill_order`` mean
     #: anything).
     backfills: ClassVar[bool] = False
-    #: A plug-in's options, declared as a ``msgspec.Struct`` class (``scheduler.plugins``); None: it takes none.
+    #: A plug-in's options, declared as a ``msgspec.Struct`` class (``scheduler.registry``); None: it takes none.
     Options: ClassVar[type | None] = None
 
     def __init__(self, nb_machines: int, queue: JobQueue, estimate: Callable[[Job], float],

@@ -1,6 +1,12 @@
-"""The registry of scheduling algorithms: ``--algorithm`` (batsched's ``-v``) picks one by name."""
+"""The scheduling algorithms ``--algorithm`` (batsched's ``-v``) names, registered with the one registry of
+names (``scheduler.registry``), and what an algorithm plug-in must be: an :class:`Algorithm` subclass, made
+with its ``Options`` instance when it declares one."""
 
 from __future__ import annotations
+
+import inspect
+from functools import partial
+from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.conservative import ConservativeBackfilling
@@ -9,24 +15,31 @@ from scheduler.core.easy_fast import EasyBackfillingFast
 from scheduler.core.filler import Filler
 from scheduler.core.strict import StrictOrder
 from scheduler.errors import ConfigError
-
-ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (EasyBackfilling, EasyBackfillingFast, ConservativeBackfilling, StrictOrder, Filler)}
-
-#: batsched's names for ours (batsched's ``fcfs_fast`` takes the same decisions as its ``fcfs``).
-BATSCHED_ALGORITHMS = {"easy_bf": "easy", "fcfs_fast": "fcfs"}
+from scheduler.registry import Made, Rules, define, describe, register
 
 
-def algorithm_name(name: str) -> str:
-    """The canonical name of algorithm ``name`` (case-insensitive; batsched's names accepted)."""
-    key = name.lower()
-    key = BATSCHED_ALGORITHMS.get(key, key)
-    if key not in ALGORITHMS:
-        known = ", ".join([*ALGORITHMS, *BATSCHED_ALGORITHMS])
-        raise ConfigError(f"unknown algorithm {name!r}; known: {known}")
-    return key
+def _is_algorithm(target: Any) -> bool:
+    return inspect.isclass(target) and issubclass(target, Algorithm)
 
 
-def get_algorithm(name: str) -> type[Algorithm]:
-    """The algorithm class called ``name``."""
-    return ALGORITHMS[algorithm_name(name)]
+def _check(spec: str, target: Any) -> None:
+    if not _is_algorithm(target):
+        raise ConfigError(f"algorithm {spec!r}: not an Algorithm subclass (scheduler.core.algorithm.Algorithm); "
+                          f"got {describe(target)}")
+    if inspect.isabstract(target):
+        missing = ", ".join(sorted(target.__abstractmethods__))
+        raise ConfigError(f"algorithm {spec!r}: {target.__name__} does not implement {missing}")
+
+
+def _make(made: Made) -> Callable[..., Algorithm]:
+    """What makes the algorithm: its class, given its ``Options`` instance when it declares one."""
+    return made.target if made.instance is None else partial(made.target, options=made.instance)
+
+
+define("algorithm", Rules(check=_check, make=_make, claims=_is_algorithm))
+# batsched's names: easy_bf for easy, fcfs_fast for fcfs (its fcfs_fast takes the same decisions as its fcfs)
+register("algorithm", EasyBackfilling.name, EasyBackfilling, aliases=("easy_bf",))
+register("algorithm", EasyBackfillingFast.name, EasyBackfillingFast)
+register("algorithm", ConservativeBackfilling.name, ConservativeBackfilling)
+register("algorithm", StrictOrder.name, StrictOrder, aliases=("fcfs_fast",))
+register("algorithm", Filler.name, Filler)

@@ -7,13 +7,14 @@ times first. ``estimate`` is p̃, the runtime the scheduler believes (see ``sche
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from scheduler.core.job import Job
-from scheduler.core.names import split_argument
 from scheduler.errors import ConfigError
+from scheduler.registry import Made, Rules, alias, call, define, describe, make, register
 
 KeyFunction = Callable[[Job, float, float], tuple]
 
@@ -183,37 +184,44 @@ BATSCHED_ALIASES = {"fcfs": "fcfs", "lcfs": "lcfs", "asc_walltime": "spf", "desc
                     "asc_size": "sqf", "desc_size": "lqf", "desc_slowdown": "fcfs", "desc_bounded_slowdown": "fcfs"}
 
 
-SCORE_PREFIX = "score:"
+def _theta_file(path: str) -> str:
+    if not path:
+        raise ValueError("name the θ file (score:FILE)")
+    return path
 
 
-def score_file(name: str) -> str | None:
-    """The θ file of a ``score:FILE`` policy name, None for any other name."""
-    base, path = split_argument(name)
-    return path if base == SCORE_PREFIX[:-1] else None
+def _check(spec: str, target: Any) -> None:
+    if not (isinstance(target, Policy) or callable(target)):
+        raise ConfigError(f"policy {spec!r}: not a queue order (a key function (job, estimate, now) -> tuple, a "
+                          f"Policy, or a class making a key function); got {describe(target)}")
 
 
-def policy_names() -> list[str]:
-    """Every policy name accepted, for help texts and errors."""
-    return [*POLICIES, *BATSCHED_POLICIES, *EXTRA_POLICIES, *(a for a in BATSCHED_ALIASES if a not in POLICIES
-                                                                and a not in BATSCHED_POLICIES), f"{SCORE_PREFIX}FILE"]
+def _make(made: Made) -> Policy:
+    """The queue order: a built-in's :class:`Policy`, a ``score:FILE`` policy of its θ (the file's parsed JSON), or
+    a plug-in's: a Policy, a key function, or what a class (given its ``Options`` instance if any) makes."""
+    target = made.target
+    if target is score_policy:
+        return score_policy(made.argument, made.name)
+    if made.instance is not None:
+        target = call("policy", made.name, target, made.instance)
+    elif inspect.isclass(target):
+        target = call("policy", made.name, target)
+    if isinstance(target, Policy):
+        return target
+    if not callable(target):
+        raise ConfigError(f"policy {made.name!r}: it made {describe(target)}, not a key function (job, estimate, now)")
+    doc = (inspect.getdoc(target) or "").partition("\n")[0]
+    return Policy(made.name, doc or f"the queue order of {made.name}", target,
+                  dynamic=bool(getattr(target, "dynamic", False)))
 
 
-def policy_name(name: str) -> str:
-    """The canonical name of policy ``name`` (case-insensitive; batsched's order names accepted)."""
-    path = score_file(name)
-    if path is not None:
-        if not path:
-            raise ConfigError(f"policy {name!r}: name the θ file ({SCORE_PREFIX}FILE)")
-        return SCORE_PREFIX + path
-    key = BATSCHED_ALIASES.get(name.lower(), name.lower())
-    if key not in POLICIES and key not in BATSCHED_POLICIES and key not in EXTRA_POLICIES:
-        raise ConfigError(f"unknown policy {name!r}; known: {', '.join(policy_names())}")
-    return key
+define("policy", Rules(check=_check, make=_make, make_at_check=True))
+for _policy in (*POLICIES.values(), *BATSCHED_POLICIES.values(), *EXTRA_POLICIES.values()):
+    register("policy", _policy.name, _policy)
+alias("policy", {name: policy for name, policy in BATSCHED_ALIASES.items() if name != policy})
+register("policy", "score", score_policy, argument=_theta_file, metavar="FILE", bare=False, reads_file=True)
 
 
 def get_policy(name: str, theta: Any = None) -> Policy:
     """The policy called ``name``; a ``score:FILE`` policy is built from ``theta``, its file's parsed JSON."""
-    name = policy_name(name)
-    if score_file(name) is not None:
-        return score_policy(theta, name)
-    return POLICIES.get(name) or BATSCHED_POLICIES.get(name) or EXTRA_POLICIES[name]
+    return make("policy", name, read=lambda path: theta)

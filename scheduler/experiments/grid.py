@@ -70,11 +70,12 @@ from typing import Annotated, Any
 import msgspec
 
 from scheduler.checksums import data_hash
-from scheduler.config import VARIANTS, SchedulerConfig, positive_seconds
+from scheduler.config import VARIANTS, SchedulerConfig
 from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
 from scheduler.experiments.labels import policy_label
-from scheduler.plugins import resolve
+from scheduler.option import positive_seconds
+from scheduler.registry import canonical
 from scheduler.values import DEFAULT_TAU, MAX_MACHINES
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
@@ -386,14 +387,14 @@ def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
 
 def _algorithm(name: str, source: str) -> str:
     try:
-        return resolve("algorithm", name)
+        return canonical("algorithm", name)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
 
 def _policy(name: str, source: str) -> str:
     try:
-        return resolve("policy", name)
+        return canonical("policy", name)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 

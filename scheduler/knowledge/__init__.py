@@ -1,8 +1,8 @@
 """What the scheduler believes about job runtimes. Policies and EASY read only this."""
 
-from scheduler.knowledge.estimates import ESTIMATES, Estimates, RuntimeKnowledge, get_estimates, runtime_knowledge
+from scheduler.knowledge.estimates import Estimates, RuntimeKnowledge
 
-__all__ = ["ESTIMATES", "Estimates", "JobClassifier", "RuntimeKnowledge", "get_estimates", "runtime_knowledge"]
+__all__ = ["Estimates", "JobClassifier", "RuntimeKnowledge"]
 
 
 def __getattr__(name: str):

@@ -16,7 +16,10 @@ returns a value greater than ``elapsed`` whenever p̃ allows it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from scheduler.errors import ConfigError
+from scheduler.registry import Rules, call, define, describe, make, register
 
 INCREMENTS = tuple(m * 60 for m in (1, 5, 15, 30)) + tuple(h * 3600 for h in (1, 2, 5, 10, 20, 50, 100))
 
@@ -59,12 +62,17 @@ class DoublingCorrection:
         return _cap(value, requested)
 
 
-CORRECTIONS = {"requested": RequestedCorrection, "incremental": IncrementalCorrection,
-               "doubling": DoublingCorrection}
+def _check(spec: str, target: Any) -> None:
+    if not callable(target):
+        raise ConfigError(f"correction {spec!r}: not a correction rule (a class with correct(original, current, "
+                          f"elapsed, requested) and a name); got {describe(target)}")
 
 
-def get_correction(name: str):
-    try:
-        return CORRECTIONS[name.lower()]()
-    except KeyError:
-        raise ConfigError(f"correction: unknown value {name!r}; known: {', '.join(CORRECTIONS)}") from None
+define("correction", Rules(check=_check, make=lambda made: call("correction", made.name, made.target)))
+for _rule in (RequestedCorrection, IncrementalCorrection, DoublingCorrection):
+    register("correction", _rule.name, _rule)
+
+
+def get_correction(name: str) -> Any:
+    """The correction rule called ``name``."""
+    return make("correction", name)

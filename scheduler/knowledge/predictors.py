@@ -18,7 +18,7 @@ and enforces the invariants whatever the predictor returns:
 - each job's prediction history ``[(time, prediction), ...]`` is recorded (for the
   time-weighted accuracy of ``scheduler.knowledge.accuracy``).
 
-Predictors (``get_predictor``):
+Predictors (registered with the one registry of names, ``scheduler.registry``):
 
 - ``requested``: p̃.
 - ``clairvoyant``: the actual runtime, capped at p̃.
@@ -32,7 +32,8 @@ Predictors (``get_predictor``):
   :class:`SessionBasedHistoryNoEstimate`.
 - ``eloss``: Gaussier et al.'s online regression with the E-Loss, see :mod:`scheduler.knowledge.eloss`.
 
-Each predictor class carries its registry name (``name``); ``easy++`` is another name of ``ave2``.
+Each predictor class carries its registry name (``name``); ``easy++`` is another name of ``ave2``. A plug-in
+predictor (``FILE.py:NAME``...) is a :class:`Predictor` class, or a function making one.
 
 A user's "last" jobs (``ave2``, ``ruh``) are, after Tsafrir et al., the most recently *submitted*
 of the user's terminated jobs: a job that ends after a later-submitted one has ended does not
@@ -46,11 +47,11 @@ from bisect import insort
 from collections import defaultdict
 from itertools import count
 from statistics import fmean, median
-from typing import Any, Callable
+from typing import Any
 
 from scheduler.core.job import Job
-from scheduler.core.names import split_argument
 from scheduler.errors import ConfigError
+from scheduler.registry import Made, Rules, call, define, describe, make, register
 
 MIN_PREDICTION = 1.0
 
@@ -67,7 +68,7 @@ def user_of(job: Job) -> Any:
 class Predictor:
     """Base predictor: predicts p̃ and learns nothing.
 
-    ``name`` is its name in :data:`PREDICTORS`; ``argument``, for a predictor named with an argument
+    ``name`` is its registered name; ``argument``, for a predictor named with an argument
     (``constant:C``), the option the argument gives (a number).
     """
 
@@ -255,50 +256,52 @@ class SessionBasedHistoryNoEstimate(SessionBasedHistory):
         super().__init__(criteria, **options)
 
 
-def _eloss(**options: Any) -> Predictor:
-    from scheduler.knowledge.eloss import ELossRegression
-
-    return ELossRegression(**options)
-
-
-_eloss.name = "eloss"  # ELossRegression's: the class is imported only when asked for
-
-
-def _by_name(*predictors: Callable[..., Predictor]) -> dict[str, Callable[..., Predictor]]:
-    return {predictor.name: predictor for predictor in predictors}
+def _seconds(text: str) -> float:
+    """The C of ``constant:C``: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("C must be a number of seconds") from None
+    if not 0 < value < math.inf:
+        raise ValueError(f"C must be a positive number of seconds, got {text!r}")
+    return value
 
 
-#: Every predictor by name (each class carries its own), in the order of the help.
-PREDICTORS: dict[str, Callable[..., Predictor]] = {
-    **_by_name(RequestedPredictor, ClairvoyantPredictor, ConstantPredictor, Ave2Predictor),
-    "easy++": Ave2Predictor,  # EASY++'s name for ave2 (whose predictions it names)
-    **_by_name(RecentUserHistory, SessionBasedHistory, SessionBasedHistoryNoEstimate, _eloss),
-}
+def _check(spec: str, target: Any) -> None:
+    if not callable(target):
+        raise ConfigError(f"predictor {spec!r}: not a runtime predictor (a Predictor class, or a function making "
+                          f"one); got {describe(target)}")
 
 
-def check_predictor_name(name: str) -> str:
-    """The canonical predictor name (``constant:C`` accepted); ConfigError otherwise."""
-    base, arg = split_argument(name)
-    if base not in PREDICTORS:
-        raise ConfigError(f"predictor: unknown value {name!r}; known: {', '.join(PREDICTORS)} (and constant:C)")
-    if arg:
-        if getattr(PREDICTORS[base], "argument", None) is None:
-            raise ConfigError(f"predictor {name!r}: only constant takes an argument (constant:C)")
-        try:
-            float(arg)
-        except ValueError:
-            raise ConfigError(f"predictor {name!r}: C must be a number of seconds") from None
-    return name.lower()
+def _make(made: Made) -> Predictor:
+    """The predictor: made with its ``Options`` instance if it declares one, else with its options as keywords
+    (and the argument of ``NAME:ARG`` as the one its class names)."""
+    if made.instance is not None:
+        return call("predictor", made.name, made.target, made.instance)
+    options = dict(made.options or {})
+    if made.argument is not None:
+        options = {made.target.argument: made.argument, **options}
+    try:
+        return made.target(**options)
+    except TypeError as exc:
+        raise ConfigError(f"predictor {made.name!r}: bad options {options!r} ({exc})") from None
+
+
+define("predictor", Rules(check=_check, make=_make, loose=lambda spec, target, options: options))
+register("predictor", RequestedPredictor.name, RequestedPredictor)
+register("predictor", ClairvoyantPredictor.name, ClairvoyantPredictor)
+register("predictor", ConstantPredictor.name, ConstantPredictor, argument=_seconds, metavar="C")
+register("predictor", Ave2Predictor.name, Ave2Predictor)
+register("predictor", "easy++", Ave2Predictor)  # EASY++'s name for ave2 (whose predictions it names)
+register("predictor", RecentUserHistory.name, RecentUserHistory)
+register("predictor", SessionBasedHistory.name, SessionBasedHistory)
+register("predictor", SessionBasedHistoryNoEstimate.name, SessionBasedHistoryNoEstimate)
+register("predictor", "eloss", "scheduler.knowledge.eloss:ELossRegression")  # numpy's: imported when asked for
 
 
 def get_predictor(name: str, **options: Any) -> Predictor:
-    base, arg = split_argument(check_predictor_name(name))
-    if arg:
-        options = {PREDICTORS[base].argument: float(arg), **options}
-    try:
-        return PREDICTORS[base](**options)
-    except TypeError as exc:
-        raise ConfigError(f"predictor {name!r}: bad options {options!r} ({exc})") from None
+    """The predictor called ``name``, made with ``options``."""
+    return make("predictor", name, options)
 
 
 class Predictions:
@@ -446,6 +449,5 @@ class Predictions:
 
 
 def make_predictions(predictor: str, correction: str, options: dict | None = None) -> Predictions:
-    from scheduler.knowledge.corrections import get_correction
-
-    return Predictions(get_predictor(predictor, **(options or {})), get_correction(correction))
+    """The predictions of the predictor and correction rule so called."""
+    return Predictions(make("predictor", predictor, options), make("correction", correction))
