@@ -91,5 +91,6 @@ def test_a_sweep_configs_description_counts_what_it_lists(path):
 def test_the_option_reference_lists_every_predictor():
     path = REPO / "docs" / "options.md"
     row = next(line for line in path.read_text().splitlines() if line.startswith("| `--predictor"))
+    names = set(re.findall(r"one of ([^(]+)", row)[0].replace(",", " ").split())
     for name in registry.builtins("predictor"):
-        assert f"`{name}" in row, name
+        assert name in names, name

@@ -167,6 +167,4 @@ def test_the_docs_cite_no_tracker_and_spell_p2sf_one_way(path):
 def test_the_readme_s_links_resolve():
     missing = [target for target in re.findall(r"\]\(([^)#]+)[^)]*\)|^\[\w+\]: ([^#\s]+)", README, re.M)
                for target in target if target and not target.startswith("http") and not (REPO / target).exists()]
-    assert missing == [] or missing == ["docs/options.md"], missing
-    if missing:
-        pytest.xfail("docs/options.md, the option reference generated from the option table, comes from another branch")
+    assert missing == [], missing
