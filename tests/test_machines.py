@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from procset import ProcSet
 
-from scheduler.core.machines import from_interval_string, lowest, runs, to_interval_string
+from scheduler.core.machines import from_interval_string, interval_runs, lowest, runs, to_interval_string
 
 
 def lowest_by_bits(mask: int, count: int) -> int:
@@ -72,3 +72,4 @@ def test_runs_and_interval_strings_list_every_machine(mask: int) -> None:
     assert all(last + 1 < following for (_, last), (following, _) in zip(intervals, intervals[1:]))
     text = to_interval_string(mask)
     assert text == str(ProcSet(*intervals)) and from_interval_string(text) == mask
+    assert interval_runs(text) == intervals

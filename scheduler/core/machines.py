@@ -91,6 +91,17 @@ def from_interval_string(text: str) -> int:
     return mask
 
 
+def interval_runs(text: str) -> list[tuple[int, int]]:
+    """The closed intervals ``(first, last)`` of Batsim's interval-set string (what :func:`runs` gives of
+    ``from_interval_string(text)``, for a string in order, as :func:`to_interval_string` writes it), without the
+    mask: on a large machine a mask per job would cost kilobytes."""
+    intervals = []
+    for part in text.split():
+        first, _, last = part.partition("-")
+        intervals.append((int(first), int(last or first)))
+    return intervals
+
+
 def from_procset(machines: ProcSet) -> int:
     """The bit mask of a ``ProcSet``."""
     mask = 0
