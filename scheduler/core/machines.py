@@ -18,20 +18,40 @@ def full_mask(nb_machines: int) -> int:
 _WORD = (1 << 64) - 1
 
 
+#: Machines per block of :func:`lowest`: a block's operations cost far less than the whole mask's.
+_BLOCK = 16384
+_BLOCK_MASK = (1 << _BLOCK) - 1
+
+
 def lowest(mask: int, count: int) -> int:
     """The ``count`` lowest-numbered machines of ``mask`` (which must hold enough).
 
-    Walks the runs of consecutive machines from the low end, so the cost grows with the
-    number of runs taken. On a machine of tens of thousands of machines each operation on
-    the whole mask costs microseconds, and those on negative integers (``mask & -mask``)
-    or ``int.bit_count`` several times more: the walk shifts a copy of the mask down past
-    each run, measuring each run on its low 64 bits when it fits in them, and cuts the
-    answer from ``mask`` in one ``&``.
+    On a machine of tens of thousands of machines each operation on the whole mask costs
+    microseconds, and those on negative integers (``mask & -mask``) or ``int.bit_count``
+    several times more. So the mask is read a block of :data:`_BLOCK` machines at a time
+    from the low end (a block's count, then the mask shifted past it), the block where the
+    ``count``-th machine lies is walked run by run, and the answer is cut from ``mask`` in
+    one ``&``: the cost grows with the blocks and the runs taken, not with the machine size.
     """
     if count <= 0:
         return 0
-    rest, position = mask, 0  # ``mask`` shifted down by ``position``
+    rest, base = mask, 0  # ``mask`` shifted down by ``base``
     while rest:
+        block = rest & _BLOCK_MASK
+        held = block.bit_count()
+        if held >= count:
+            return mask & ((1 << (base + _end_of_lowest(block, count))) - 1)  # every machine up to the last chosen
+        count -= held
+        rest >>= _BLOCK
+        base += _BLOCK
+    raise ValueError(f"mask holds {mask.bit_count()} machines, {count} more requested")
+
+
+def _end_of_lowest(mask: int, count: int) -> int:
+    """One past the ``count``-th lowest machine of ``mask`` (which holds at least ``count``): its runs walked
+    from the low end, a shifted copy of the mask measured on its low 64 bits where a run or gap fits in them."""
+    rest, position = mask, 0  # ``mask`` shifted down by ``position``
+    while True:
         word = rest & _WORD
         if word:  # the trailing zeros: the gap before the next run
             gap = (word ^ (word - 1)).bit_length() - 1
@@ -45,11 +65,10 @@ def lowest(mask: int, count: int) -> int:
         else:
             length = (rest ^ (rest + 1)).bit_length() - 1
         if length >= count:
-            return mask & ((1 << (position + count)) - 1)  # every machine below the last one chosen
+            return position + count
         count -= length
         rest >>= length
         position += length
-    raise ValueError(f"mask holds {mask.bit_count()} machines, {count} more requested")
 
 
 def runs(mask: int) -> list[tuple[int, int]]:

@@ -279,9 +279,9 @@ class BatsimActors:
         if mask >> self.nb_machines:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: allocation '{decision.alloc}' exceeds the "
                                   f"{self.nb_machines} machines")
-        if mask & ~self.free:
+        if mask & self.free != mask:  # (not ``& ~``: on a large machine bit operations on negative integers cost more)
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: machines of '{decision.alloc}' are busy")
-        self.free &= ~mask
+        self.free ^= mask
         sim.mask, sim.start, sim.state = mask, stamp(self._timeline.now), RUNNING
         return sim
 
