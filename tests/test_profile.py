@@ -1,5 +1,6 @@
 """The availability profile's running jobs by expected end, kept through starts, ends and changed ends."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,3 +27,83 @@ def test_running_jobs_stay_ordered_by_expected_end(operations: list[tuple[str, i
         by_end = profile._by_end
         assert sorted(map(id, by_end)) == sorted(map(id, profile.running.values()))
         assert [holding.end for holding in by_end] == sorted(holding.end for holding in profile.running.values())
+
+
+def lowest_by_bits(mask: int, count: int) -> int:
+    chosen = 0
+    for _ in range(count):
+        low_bit = mask & -mask
+        chosen |= low_bit
+        mask ^= low_bit
+    return chosen
+
+
+def fit_by_definition(profile: AvailabilityProfile, res: int, now: float) -> tuple[float, int]:
+    """The first time (now, or an expected end, ``now`` for one passed) by which ``res`` machines are free, and the
+    lowest of those free then: computed from scratch, without the profile's kept answer."""
+    holdings = profile.running.values()
+    for start in sorted({now, *(max(holding.end, now) for holding in holdings)}):
+        available = profile.free_mask
+        for holding in holdings:
+            if max(holding.end, now) <= start:
+                available |= holding.mask
+        if available.bit_count() >= res:
+            return start, lowest_by_bits(available, res)
+    raise AssertionError("every machine is free after the last end")
+
+
+WIDE = 200  # more than a 64-bit word, so that runs cross words
+
+wide_steps = st.lists(st.tuples(st.sampled_from(["start", "start", "finish", "move", "fit", "fit", "time"]),
+                                st.integers(0, 15), st.integers(1, 50),
+                                st.sampled_from([1.0, 5.0, 10.0, 10.0, 20.0, 35.5])), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_steps, st.randoms(use_true_random=False))
+def test_fit_after_ends_is_the_first_fit_by_its_definition(operations, random) -> None:
+    """The fit after the ends (a reservation's start and machines), kept from one call to the next while nothing
+    changes under its machines, is the one computed afresh, through starts on scattered machines, ends and moved
+    expected ends."""
+    profile = AvailabilityProfile(WIDE)
+    now = 0.0
+    for operation, number, res, end in operations:
+        job_id = f"w0!{number}"
+        if operation == "start" and job_id not in profile.running and profile.nb_free:
+            free = [m for m in range(WIDE) if profile.free_mask >> m & 1]
+            machines = random.sample(free, min(res, len(free)))  # scattered, not only the lowest
+            profile.start(job_id, now, now + end, len(machines), sum(1 << m for m in machines))
+        elif operation == "finish" and job_id in profile.running:
+            profile.finish(job_id)
+        elif operation == "move" and job_id in profile.running:
+            profile.set_expected_end(job_id, now + end)
+        elif operation == "time":
+            now += end / 2
+        elif operation == "fit" and 150 + res % 3 * 20 > profile.nb_free:  # a few sizes, asked again and again
+            res = 150 + res % 3 * 20
+            assert profile.later_fit(res, 1.0, now) == fit_by_definition(profile, res, now)
+
+
+def _bits(*machines: int) -> int:
+    return sum(1 << m for m in machines)
+
+
+@pytest.mark.parametrize("change", ["finish", "start", "move"])
+def test_a_kept_fit_is_dropped_when_a_machine_under_it_changes_by_its_start(change: str) -> None:
+    """Nine machines of ten wanted, first found at 20 on machines 0-8 or 1-9; then machine 0 comes free, or is
+    taken, by 20 (a job on it ends, starts, or its end moves): the same start, other machines."""
+    profile = AvailabilityProfile(10)
+    profile.start("b", 0.0, 20.0, 8, _bits(*range(1, 9)))
+    if change == "finish":
+        profile.start("a", 0.0, 30.0, 1, _bits(0))
+        assert profile.later_fit(9, 1.0, 0.0) == (20.0, _bits(*range(1, 10)))
+        profile.finish("a")
+    elif change == "start":
+        assert profile.later_fit(9, 1.0, 0.0) == (20.0, _bits(*range(9)))
+        profile.start("a", 0.0, 30.0, 1, _bits(0))
+    else:
+        profile.start("a", 0.0, 10.0, 1, _bits(0))
+        assert profile.later_fit(9, 1.0, 0.0) == (20.0, _bits(*range(9)))
+        profile.set_expected_end("a", 30.0)
+    assert profile.later_fit(9, 1.0, 0.0) == fit_by_definition(profile, 9, 0.0)
+    assert profile.later_fit(9, 1.0, 0.0)[0] == 20.0

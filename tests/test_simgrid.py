@@ -147,3 +147,26 @@ def test_long_double_difference_is_numpys(later, earlier):
     from scheduler.sim.actors import long_double_difference
 
     assert long_double_difference(later, earlier) == float(np.longdouble(later) - np.longdouble(earlier))
+
+
+def replay_entry_by_entry(remaining: float, steps: array, runs: array) -> float:
+    """:func:`_replay_entries`' loop, whatever the log's length."""
+    for step, count in zip(steps, runs):
+        remaining = _replay_entries(remaining, array("d", [step]), array("d", [count]))
+    return remaining
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.floats(1e-9, 40000), st.integers(1, 40000).map(float), st.floats(16000, 17000)),
+       st.lists(st.tuples(st.one_of(st.floats(0, 300), st.integers(0, 120).map(float), st.floats(0, 1e-9),
+                                    st.just(0.0)),
+                          st.one_of(st.just(0.0), st.integers(1, 12).map(float), st.integers(0, 3000).map(float))),
+                min_size=130, max_size=400),
+       st.integers(0, 3))
+def test_a_long_log_replays_in_numpy_as_entry_by_entry(remaining, entries, scale):
+    """A long log (a sleep that lived through many steps) is replayed in numpy: the same double, whether the remainder
+    stays above 16384 s, crosses it, crosses binades during steps or runs, or ends on the way."""
+    steps = array("d", [step / 4 ** scale for step, _ in entries])
+    runs = array("d", [count for _, count in entries])
+    steps[0] = 0.0
+    assert _replay_entries(remaining, steps, runs) == replay_entry_by_entry(remaining, steps, runs)

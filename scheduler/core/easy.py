@@ -83,6 +83,13 @@ class EasyBackfilling(Algorithm):
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
         priority, estimates = self.priority, self.queue.estimates
+        # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
+        # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
+        # counted once per start)
+        reservation = profile.reservation
+        if reservation is not None and self.backfill_order is None and self._pass_over_candidates(now, started):
+            return
+        outside = profile.free_outside_reservation()
         # a copy (starting a job removes it from the queue); the loop skips the jobs wider than the free machines,
         # which only shrink during the pass (a loop over them all costs less than filtering them out first)
         ordered = self.queue.ordered(now)
@@ -90,10 +97,6 @@ class EasyBackfilling(Algorithm):
             key, free = self.backfill_order.key, profile.nb_free
             ordered = [job for job in ordered if job.res <= free]
             ordered.sort(key=lambda job: key(job, estimates[job.id], now))
-        # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
-        # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
-        # counted once per start)
-        reservation, outside = profile.reservation, profile.free_outside_reservation()
         for job in ordered:
             if job.res <= profile.nb_free and job is not priority:
                 duration = estimates[job.id]
@@ -105,6 +108,36 @@ class EasyBackfilling(Algorithm):
                     if profile.nb_free == 0:
                         break
                     outside = profile.free_outside_reservation()
+
+    def _pass_over_candidates(self, now: float, started: list[Execute]) -> bool:
+        """:meth:`_full_pass`'s loop in queue order, over the jobs it may start only: those narrow enough for the free
+        machines outside the reservation, and those short enough to end by its start (with a margin above the
+        rounding of ``now + estimate``); on a long queue most are neither, and the loop would skip them one by one.
+        Picked out again after each start, which narrows them. False (nothing done) when the queue cannot pick them."""
+        profile, queue, priority = self.profile, self.queue, self.priority
+        reservation, estimates = profile.reservation, queue.estimates
+        longest = reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12
+        after = None  # the entry of the last job started: the loop goes on after it
+        while profile.nb_free:
+            outside = profile.free_outside_reservation()
+            candidates = queue.backfill_candidates(now, profile.nb_free, outside, longest, after)
+            if candidates is None:
+                if after is None:
+                    return False
+                raise AssertionError("unreachable: the queue's order does not change during a pass")
+            for entry, job in candidates:
+                if job.res <= profile.nb_free and job is not priority:
+                    duration = estimates[job.id]
+                    if job.res > outside and now + duration > reservation.start:
+                        continue
+                    mask = profile.fits_now(job.res, duration, now)
+                    if mask is not None:
+                        self._start(job, mask, duration, now, started)
+                        after = entry
+                        break
+            else:
+                break
+        return True
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         queue, profile = self.queue, self.profile

@@ -38,6 +38,17 @@ class Holding:
     mask: int
 
 
+@dataclass(slots=True)
+class _Planned:
+    """The last answer of :meth:`AvailabilityProfile._fit_after_ends`: ``res`` machines from ``start`` on ``mask``;
+    ``below`` holds every machine up to the highest of ``mask``."""
+
+    res: int
+    start: float
+    mask: int
+    below: int
+
+
 class Fit(NamedTuple):
     """Where first-fit put a job: at ``start`` on ``mask``; ``now`` tells if it starts now."""
 
@@ -61,17 +72,24 @@ class AvailabilityProfile:
         # sort at each first fit cost more: a reservation hardly ever finds the running jobs as the last left them)
         self._by_end: list[Holding] = []
         self.reservation: Holding | None = None
+        # the last fit after the ends, kept while no machine below its highest one comes free or gets taken by
+        # then: the same job's reservation is found again at every job end, and on a large fragmented machine
+        # choosing its machines costs far more than checking that nothing changed under them
+        self._planned: _Planned | None = None
 
     # --- running jobs --------------------------------------------------------------
 
     def start(self, job_id: str, start: float, end: float, res: int, mask: int) -> None:
         """Record that ``job_id`` runs on ``mask`` from ``start``, expected to end at ``end``."""
-        if mask & ~self.free_mask:
+        if mask & self.free_mask != mask:
             raise ValueError(f"job {job_id!r}: machines already in use")
         holding = self.running[job_id] = Holding(job_id, start, end, res, mask)
         insort(self._by_end, holding, key=_expected_end)
-        self.free_mask &= ~mask
+        self.free_mask ^= mask  # (the machines were free)
         self.nb_free -= res
+        planned = self._planned
+        if planned is not None and end > planned.start and mask & planned.below:
+            self._planned = None  # machines it chose are no longer free by then
 
     def finish(self, job_id: str) -> Holding:
         """Release the machines of a running job."""
@@ -79,11 +97,18 @@ class AvailabilityProfile:
         self._unlist(holding)
         self.free_mask |= holding.mask
         self.nb_free += holding.res
+        planned = self._planned
+        if planned is not None and holding.end > planned.start and holding.mask & planned.below:
+            self._planned = None  # lower machines may be free by then
         return holding
 
     def set_expected_end(self, job_id: str, end: float) -> None:
         holding = self.running[job_id]
         self._unlist(holding)
+        planned = self._planned
+        if planned is not None and (holding.end > planned.start) != (end > planned.start) \
+                and holding.mask & planned.below:
+            self._planned = None
         holding.end = end
         insort(self._by_end, holding, key=_expected_end)
 
@@ -114,7 +139,7 @@ class AvailabilityProfile:
         available = self.free_mask
         resv = self.reservation
         if resv is not None and resv.start < now + duration:
-            available &= ~resv.mask
+            available ^= available & resv.mask  # (not ``&= ~``: bit operations on negative integers cost more)
             if available.bit_count() < res:
                 return None
         return lowest(available, res)
@@ -124,7 +149,7 @@ class AvailabilityProfile:
         overlap the reservation and needs more does not fit now."""
         if self.reservation is None:
             return self.nb_free
-        return (self.free_mask & ~self.reservation.mask).bit_count()
+        return self.nb_free - (self.free_mask & self.reservation.mask).bit_count()
 
     def first_fit(self, res: int, duration: float, now: float) -> Fit | None:
         """The earliest slice at which ``res`` machines stay free for ``duration``.
@@ -166,7 +191,7 @@ class AvailabilityProfile:
                 merged += 1
             if not overlap:
                 return start, lowest(available, res)
-            candidate = available & ~resv.mask
+            candidate = available ^ (available & resv.mask)
             if candidate.bit_count() >= res:
                 return start, lowest(candidate, res)
         raise AssertionError("unreachable: every machine is free after the last end")
@@ -184,9 +209,15 @@ class AvailabilityProfile:
         else:
             raise AssertionError("unreachable: every machine is free after the last end")
         start = holding.end if holding.end > now else now
+        planned = self._planned
+        if planned is not None and planned.res == res and planned.start == start:
+            # the machines free by then below the highest it chose are the same: lowest() chooses them again
+            return start, planned.mask
         available = self.free_mask
         for holding in holdings:  # every job ended by then, those ending at that same time too
             if holding.end > start:
                 break
             available |= holding.mask
-        return start, lowest(available, res)
+        mask = lowest(available, res)
+        self._planned = _Planned(res, start, mask, (1 << mask.bit_length()) - 1)
+        return start, mask

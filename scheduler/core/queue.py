@@ -3,9 +3,11 @@ ahead of every rank."""
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
-from collections.abc import Callable
-from itertools import compress
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Iterator
+from heapq import merge
+from itertools import compress, islice
+from operator import itemgetter
 
 from scheduler.core.job import Job
 from scheduler.core.policies import Policy
@@ -46,6 +48,7 @@ class JobQueue:
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
+        self._by_estimate: list[tuple[float, tuple, Job]] = []  # (estimate, entry, job) for static policies, sorted
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
         self.estimates: dict[str, float] = {}
@@ -75,10 +78,11 @@ class JobQueue:
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
             self._in_order.insert(at, job)
+            insort(self._by_estimate, (estimate, entry, job))
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        del self.estimates[job.id]
+        estimate = self.estimates.pop(job.id)
         del self._rank_order[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
@@ -88,6 +92,8 @@ class JobQueue:
             del self._entries[at]
             del self._widths[at]
             del self._in_order[at]
+            by_estimate = self._by_estimate
+            del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -142,6 +148,27 @@ class JobQueue:
             return [job for job in self.ordered(now) if job.res <= width]
         return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
+    def backfill_candidates(self, now: float, width: int, narrow: int, longest: float,
+                            after: tuple | None = None) -> Iterator[tuple[tuple, Job]] | None:
+        """In scheduling order, as ``(entry, job)`` pairs: the jobs of at most ``width`` processors whose estimate is
+        at most ``longest``, and those of at most ``narrow`` (whatever their estimate); only those after the entry
+        ``after`` when given. None when the order is not the policy's sorted one (a dynamic policy, starving jobs).
+        The narrow ones are picked out in C as they are read: a caller that stops early pays for the jobs up to
+        there. Read it before the queue changes."""
+        if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
+            return None
+        by_estimate = self._by_estimate
+        short = sorted((entry, job) for _, entry, job in by_estimate[:bisect_right(by_estimate, longest, key=_estimate_of)]
+                       if narrow < job.res <= width and (after is None or entry > after))
+        if narrow <= 0:
+            return iter(short)
+        first = 0 if after is None else bisect_right(self._entries, after)
+        narrow_ones = compress(zip(islice(self._entries, first, None), islice(self._in_order, first, None)),
+                               map(narrow.__ge__, islice(self._widths, first, None)))
+        if not short:
+            return narrow_ones
+        return merge(narrow_ones, short)  # (the two share no job: entries differ, jobs are never compared)
+
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
         if not self._jobs:
@@ -166,3 +193,6 @@ class JobQueue:
         if limit is not None:
             cutoff = min(cutoff, limit)
         return [self._jobs[job_id] for _, job_id in self._by_submission[:cutoff]]
+
+
+_estimate_of = itemgetter(0)

@@ -31,6 +31,7 @@ from scheduler.core.events import (
     SimulationEnds,
 )
 from scheduler.core.job import Job
+from scheduler.core.machines import to_interval_string
 from scheduler.errors import SimulationError
 from scheduler.sim.records import (
     MSG_BYE,
@@ -296,9 +297,9 @@ class BatsimActors:
         if mask >> self.nb_machines:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: allocation '{decision.alloc}' exceeds the "
                                   f"{self.nb_machines} machines")
-        if mask & ~self.free:
+        if mask & self.free != mask:  # (not ``& ~``: on a large machine bit operations on negative integers cost more)
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r}: machines of '{decision.alloc}' are busy")
-        self.free &= ~mask
+        self.free ^= mask
         sim.mask, sim.start, sim.state = mask, stamp(self._timeline.now), RUNNING
         return sim
 
@@ -315,6 +316,7 @@ class BatsimActors:
         sim.state, sim.finish = state, stamp(self._timeline.now)
         sim.executor = None  # (it only ends now: without it, its frame would live as long as the job's record)
         self.free |= sim.mask
+        sim.mask = to_interval_string(sim.mask)  # (its mask would keep kilobytes per job on a large machine)
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
 

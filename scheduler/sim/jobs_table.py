@@ -31,7 +31,8 @@ def jobs_columns(sims: list[SimJob]) -> dict[str, list]:
     del ends
     finish = [s + r for s, r in zip(start, runtime)]
     turnaround = [f - s for f, s in zip(finish, submission)]
-    intervals = {mask: to_interval_string(mask) for mask in set(masks)}  # allocations repeat: each written once
+    # allocations repeat: each written once (an ended job's is written already)
+    intervals = {mask: mask if isinstance(mask, str) else to_interval_string(mask) for mask in set(masks)}
     return {
         "job_id": [job_id.partition("!")[2] for job_id in ids],
         "workload_name": list(map(sys.intern, (job_id.partition("!")[0] for job_id in ids))),

@@ -25,7 +25,7 @@ from procset import ProcSet
 
 from scheduler import __version__
 from scheduler.core.events import REJECTED, SUCCESS
-from scheduler.core.machines import from_interval_string, runs
+from scheduler.core.machines import interval_runs
 from scheduler.errors import WorkloadError
 from scheduler.jobs_table import JOBS_COLUMNS, JobsTable, all_text, column, numeric_column, text_values
 from scheduler.outputs import atomic_open, write_text
@@ -202,9 +202,11 @@ def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float =
         return max(0.0, float(values.max())) if len(values) else 0.0
 
     intervals = [_interval_string(v) for v, d in zip(column(jobs, "allocated_resources"), done.tolist()) if d]
-    masks = {text: from_interval_string(text) for text in set(intervals)}  # allocations repeat
-    allocations = [masks[text] for text in intervals]
-    time_computing = float(sum(r * mask.bit_count() for r, mask in zip(runtime.tolist(), allocations)))
+    # allocations repeat; as intervals, not masks (kilobytes each on a large machine)
+    runs_of = {text: _allocation_runs(text) for text in set(intervals)}
+    allocations = [runs_of[text] for text in intervals]
+    time_computing = float(sum(r * sum(last - first + 1 for first, last in machines)
+                               for r, machines in zip(runtime.tolist(), allocations)))
     return {
         "batsim_version": batsim_version,
         "consumed_joules": float(consumed_joules),
@@ -290,20 +292,32 @@ def _interval_string(value: Any) -> str:
     return str(ProcSet(*map(int, value)))
 
 
-def _last_job_end_per_machine(finish: np.ndarray, allocations: list[int], nb_machines: int) -> float:
+def _allocation_runs(text: str) -> list[tuple[int, int]]:
+    """The machines of an interval-set string as ordered, disjoint closed intervals (a string written otherwise,
+    out of order or overlapping, is read as the set it names)."""
+    machines = interval_runs(text)
+    if any(first > last for first, last in machines) or any(
+            following <= last for (_, last), (following, _) in zip(machines, machines[1:])):
+        machines = [(interval.inf, interval.sup) for interval in ProcSet.from_str(text).intervals()]
+    return machines
+
+
+def _last_job_end_per_machine(finish: np.ndarray, allocations: list[list[tuple[int, int]]], nb_machines: int) -> float:
     """Sum over machines of the latest finish time of the jobs that ran on them (0 if none); an
-    allocation is a bit mask of machines."""
-    size = max([nb_machines] + [mask.bit_length() for mask in allocations])
+    allocation is a list of closed intervals of machines."""
+    size = max([nb_machines] + [machines[-1][1] + 1 for machines in allocations if machines])
     last = np.zeros(size)
-    unset = (1 << size) - 1  # the machines whose last job is still to find
+    unset = np.ones(size, dtype=bool)  # the machines whose last job is still to find
+    left = size
     for index in np.argsort(finish, kind="stable")[::-1].tolist():  # the last job to finish first
-        machines = allocations[index] & unset
-        if machines:
-            for first, end in runs(machines):
-                last[first:end + 1] = finish[index]
-            unset &= ~machines
-            if not unset:
-                break
+        for first, end in allocations[index]:
+            fresh = unset[first:end + 1]
+            if fresh.any():
+                last[first:end + 1][fresh] = finish[index]
+                left -= int(fresh.sum())
+                fresh[:] = False
+        if not left:
+            break
     return float(last.sum())
 
 

@@ -49,7 +49,7 @@ class SimJob:
     start: float = math.nan
     finish: float = math.nan
     state: str = ""  # "" (waiting), RUNNING, or a final state
-    mask: int = 0
+    mask: int | str = 0  # its machines while it runs; once it ended, their interval string
     metadata: str = ""
     submitted: bool = False
     kill_requested: bool = False

@@ -23,6 +23,8 @@ import math
 from array import array
 from typing import Any
 
+import numpy as np
+
 
 #: The duration of one of Batsim's internal messages (1 byte at 1000 GBps, no latency).
 MESSAGE_TIME = 1e-12
@@ -268,10 +270,19 @@ def _after_run(remaining: float, count: float) -> float:
     return remaining
 
 
+#: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry).
+_VECTOR_FROM = 128
+#: :data:`_BINADES` as arrays, for :func:`_replay_in_numpy`.
+_LOWS, _HIGHS, _LOSSES = (np.array(column) for column in zip(*_BINADES))
+
+
 def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     """``remaining`` after the logged entries ``steps`` and ``runs`` (a step, then a run of message steps), one by
     one, as SimGrid computes it: a step's duration subtracted (zero below :data:`PRECISION`), a run of message steps
-    in bulk within a binade."""
+    in bulk within a binade. A long log (a sleep that lived through many steps: thousands of jobs running at once)
+    is replayed in numpy, whose doubles round as Python's."""
+    if len(steps) >= _VECTOR_FROM:
+        return _replay_in_numpy(remaining, np.frombuffer(steps), np.frombuffer(runs))
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
     precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):
@@ -286,4 +297,72 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))
+    return remaining
+
+
+def _replay_entry(remaining: float, step: float, count: float) -> float:
+    """One entry of :func:`_replay_entries`' loop."""
+    remaining -= step
+    if remaining < PRECISION:
+        return 0.0
+    if count and remaining <= _ABSORBED:
+        low, _, loss = _BINADES[math.frexp(remaining)[1] + 30]
+        after = remaining - count * loss
+        if after + loss - MESSAGE_TIME >= low:
+            return after
+        return after_messages(remaining, int(count))
+    return remaining
+
+
+def _replay_in_numpy(remaining: float, steps: np.ndarray, runs: np.ndarray) -> float:
+    """:func:`_replay_entries`' loop, the same doubles, in a few numpy passes: ``np.subtract.accumulate`` subtracts in
+    order, rounding each difference as Python does. Above :data:`_ABSORBED`, where message steps leave a remainder as
+    it is, the steps are subtracted alone. Below, a pass guesses each entry's binade from the remainders after the
+    steps alone, subtracts the steps interleaved with each run's ``count * loss`` in its guessed binade, and guesses again from the remainders it found until they stay in the binades guessed; then
+    it checks every entry as the loop would: the first entry whose arithmetic was not the loop's (a remainder that
+    left its guessed binade, ends, or leaves the binade within its run) is replayed alone, and the next pass starts
+    after it."""
+    at, end = 0, len(steps)
+    while at < end:
+        if remaining < PRECISION:  # (zero: every later entry leaves it zero)
+            return 0.0
+        if end - at < _VECTOR_FROM:
+            for step, count in zip(steps[at:].tolist(), runs[at:].tolist()):
+                remaining = _replay_entry(remaining, step, count)
+            return remaining
+        if remaining > _ABSORBED:  # above it message steps leave a remainder as it is: the steps alone, at once
+            after = np.subtract.accumulate(np.concatenate(((remaining,), steps[at:])))
+            below = int((after <= _ABSORBED).argmax())  # the first step that takes it to _ABSORBED or below
+            if not below:
+                return float(after[-1])
+            remaining = _replay_entry(float(after[below - 1]), float(steps[at + below - 1]), float(runs[at + below - 1]))
+            at += below
+            continue
+        rest_steps, counts = steps[at:], runs[at:]
+        interleaved = np.empty(2 * len(rest_steps) + 1)
+        interleaved[0] = remaining
+        interleaved[1::2] = rest_steps
+        interleaved[2::2] = 0.0
+        after_steps = np.subtract.accumulate(interleaved)[1::2]  # the steps alone: a first guess of the binades
+        for _ in range(3):  # the runs' losses in the binades guessed, until no guess changes (twice at most, mostly)
+            guessed = after_steps
+            index = np.frexp(guessed)[1]
+            np.clip(index + 30, 0, len(_BINADES) - 1, out=index)
+            in_run = counts != 0  # entries whose run takes ``loss`` per message step
+            loss = np.where(in_run, _LOSSES[index], 0.0)
+            interleaved[2::2] = counts * loss
+            accumulated = np.subtract.accumulate(interleaved)
+            after_steps, after_runs = accumulated[1::2], accumulated[2::2]
+            if np.array_equal(np.frexp(after_steps)[1], np.frexp(guessed)[1]):
+                break
+        low = _LOWS[index]
+        held = (after_steps >= PRECISION) & ~in_run | (
+            (after_steps >= low) & (after_steps < _HIGHS[index]) & (after_runs + loss - MESSAGE_TIME >= low))
+        failed = int(held.argmin())
+        if held[failed]:  # every entry held
+            return float(after_runs[-1])
+        if failed:
+            remaining = float(after_runs[failed - 1])
+        remaining = _replay_entry(remaining, float(rest_steps[failed]), float(counts[failed]))
+        at += failed + 1
     return remaining
