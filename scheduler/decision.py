@@ -37,6 +37,7 @@ from scheduler.core.events import (
     WaitingTimeQuery,
 )
 from scheduler.core.job import Job
+from scheduler.core.overdue import OVERDUE_RANK, Overdue
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.errors import ConfigError, SimulationError
@@ -108,6 +109,8 @@ class DecisionCore:
         self.nb_machines = 0
         self._free = 0  # processors no running job holds (kept only for the parts beside the algorithm)
         self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
+        self.overdue: Overdue | None = None  # promote_overdue: the longest first-attempt wait, the jobs it bounds
+        self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it became overdue
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -166,6 +169,8 @@ class DecisionCore:
         kills, the predictions' deadline misses); whether the algorithm must replan."""
         self.alarms.passed(now)
         replan = self._promote(now) if self._promotions else False
+        if self.overdue is not None:
+            replan |= self._promote_overdue(now)
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
             if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
@@ -181,6 +186,8 @@ class DecisionCore:
         job_id = job.id
         self.starts[job_id] = now
         self._free -= job.res
+        if self.overdue is not None and job_id not in self.origin:
+            self.overdue.started(now - job.subtime)
         if job_id in self.small_waiting:
             self.small_waiting.discard(job_id)
             if self._siblings:
@@ -199,6 +206,8 @@ class DecisionCore:
         registrations)."""
         if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
             self._make_room(now, decisions)
+        if self.overdue is not None and self.overdue.next_due() is not None:
+            decisions.extend(self.alarms.at(self.overdue.next_due(), now))
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
@@ -224,6 +233,8 @@ class DecisionCore:
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
         config = self.config
+        if config.promote_overdue != "none":
+            self.overdue = Overdue()
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
                         or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs)
 
@@ -328,6 +339,19 @@ class DecisionCore:
         if self.config.promote_after and rank == JobClass.LARGE.rank:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
+        if self.overdue is not None and rank == JobClass.LARGE.rank and (
+                self.config.promote_overdue == "queue" or job.id in self.origin):
+            self.overdue.watch(job.id, job.subtime)
+
+    def _promote_overdue(self, now: float) -> bool:
+        """``promote_overdue``: the watched jobs whose total wait reached the longest first-attempt wait so far move
+        ahead of every queue, oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
+        overdue = self.overdue.due(now, lambda job_id: self.states[job_id] == QUEUED)
+        for job_id in overdue:
+            job = self.jobs[job_id]
+            self.promoted[job_id] = now
+            self.algorithm.requeue(job, self._estimate(job), OVERDUE_RANK, now)
+        return bool(overdue)
 
     def _promote(self, now: float) -> bool:
         """``promote_after``: the jobs of Q that have waited that many times their request since their submission
@@ -410,8 +434,8 @@ class DecisionCore:
         """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
         let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
         fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
-        if not self.config.head_slack or self.algorithm.queue.rank(head) == JobClass.SMALL.rank:
-            return 0.0
+        if not self.config.head_slack or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+            return 0.0  # a small head, or an overdue one (its wait is bounded: nothing may delay it)
         return self.config.head_slack * self.knowledge.estimate(head)
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
