@@ -38,10 +38,15 @@ POLICIES = ("fcfs", "spf")
 TOLERANT = ["--variant", "classification-tolerant"]
 GUARDED = ["--variant", "classification-guarded"]
 #: Every rule tried, by name: its ``simulate`` options (docs/results.md, "The promise where it was not tuned").
+OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
+OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
+WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
-    "tolerant-overdue": [*TOLERANT, "--promote-overdue", "killed"],
-    "tolerant-overdue-queue": [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"],
+    "overdue": OVERDUE,
+    "overdue-queue": OVERDUE_QUEUE,
+    "overdue-within": [*OVERDUE, *WITHIN],
+    "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
     "guarded": GUARDED,
 }
 

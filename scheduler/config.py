@@ -42,11 +42,15 @@ RUNNING_SIBLINGS = ("ignore", "large")
 #: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
 #: classified small or before it in the policy's order.
 KILL_FOR = ("requeued", "policy", "order")
+#: kill_on blocking: whether a job past its trial is spared while the first waiting job would still start within the
+#: longest first-attempt wait so far.
+SPARE_WITHIN = ("none", "longest-wait")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
 PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
-KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue")
+KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
+                "spare_within")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
@@ -388,6 +392,12 @@ class SchedulerConfig:
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
                 "retries, from the original's submission: a killed job waits at most that plus EASY's bound as the "
                 "first waiting job); queue (every job of Q)", _choice(lambda: OVERDUE_SCOPES), metavar="SCOPE",
+        group="trials")
+    spare_within: str = option(
+        "none", "kill_on blocking: a job past its trial in the way of a first waiting job neither classified small nor "
+                "overdue is spared if, running on to its request, that job would still start within the longest wait "
+                "of any job started so far on its first attempt (from its submission), unless killing it would let "
+                "that job start now: none or longest-wait", _choice(lambda: SPARE_WITHIN), metavar="NAME",
         group="trials")
     kill_slack: float = option(
         0.0, "kill_on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "

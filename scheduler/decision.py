@@ -233,7 +233,7 @@ class DecisionCore:
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
         config = self.config
-        if config.promote_overdue != "none":
+        if config.promote_overdue != "none" or config.spare_within != "none":
             self.overdue = Overdue()
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
                         or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs)
@@ -339,8 +339,8 @@ class DecisionCore:
         if self.config.promote_after and rank == JobClass.LARGE.rank:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
-        if self.overdue is not None and rank == JobClass.LARGE.rank and (
-                self.config.promote_overdue == "queue" or job.id in self.origin):
+        scope = self.config.promote_overdue
+        if rank == JobClass.LARGE.rank and (scope == "queue" or scope == "killed" and job.id in self.origin):
             self.overdue.watch(job.id, job.subtime)
 
     def _promote_overdue(self, now: float) -> bool:
@@ -411,12 +411,13 @@ class DecisionCore:
         head = queue.head(now)
         if head is not None:
             rank, key, head_slack = self._kill_rank(head), self._kill_key(head), self._head_slack(head)
+            within = self._spare_within(head)
         for job_id in list(self.safeguard.overtime):
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack)):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack, **within)):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -437,6 +438,14 @@ class DecisionCore:
         if not self.config.head_slack or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
             return 0.0  # a small head, or an overdue one (its wait is bounded: nothing may delay it)
         return self.config.head_slack * self.knowledge.estimate(head)
+
+    def _spare_within(self, head: Job) -> dict[str, float]:
+        """``spare_within`` longest-wait: the latest start of the first waiting job, ``head``, that a job past its
+        trial may push it to (its submission plus the longest first-attempt wait so far), as the keyword of
+        :meth:`Algorithm.delays_head`; none for a head classified small or overdue."""
+        if self.config.spare_within == "none" or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+            return {}
+        return {"latest_start": head.subtime + self.overdue.longest}
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

@@ -55,6 +55,8 @@ EXAMPLES = {
     "kill_slack": ("1", 1, 1.0),
     "head_slack": ("0.2", 0.2, 0.2),
     "promote_after": ("10", 10, 10.0),
+    "promote_overdue": ("Killed", "killed", "killed"),
+    "spare_within": ("longest-wait", "longest-wait", "longest-wait"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
