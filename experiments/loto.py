@@ -45,6 +45,7 @@ RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,
     "overdue-queue": OVERDUE_QUEUE,
+    "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
     "overdue-within": [*OVERDUE, *WITHIN],
     "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
     "guarded": GUARDED,

@@ -391,7 +391,8 @@ class SchedulerConfig:
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
                 "retries, from the original's submission: a killed job waits at most that plus EASY's bound as the "
-                "first waiting job); queue (every job of Q)", _choice(lambda: OVERDUE_SCOPES), metavar="SCOPE",
+                "first waiting job); killed-planned (the same, or as soon as the start EASY plans for it now would "
+                "make it wait longer); queue (every job of Q)", _choice(lambda: OVERDUE_SCOPES), metavar="SCOPE",
         group="trials")
     spare_within: str = option(
         "none", "kill_on blocking: a job past its trial in the way of a first waiting job neither classified small nor "

@@ -340,13 +340,18 @@ class DecisionCore:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
         scope = self.config.promote_overdue
-        if rank == JobClass.LARGE.rank and (scope == "queue" or scope == "killed" and job.id in self.origin):
+        if rank == JobClass.LARGE.rank and (scope == "queue" or scope.startswith("killed") and job.id in self.origin):
             self.overdue.watch(job.id, job.subtime)
 
     def _promote_overdue(self, now: float) -> bool:
         """``promote_overdue``: the watched jobs whose total wait reached the longest first-attempt wait so far move
         ahead of every queue, oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
-        overdue = self.overdue.due(now, lambda job_id: self.states[job_id] == QUEUED)
+        planned = None
+        if self.config.promote_overdue == "killed-planned":
+            def planned(job_id: str) -> float:
+                job = self.jobs[job_id]
+                return self.algorithm.earliest_start(job.res, self._estimate(job), now)
+        overdue = self.overdue.due(now, lambda job_id: self.states[job_id] == QUEUED, planned)
         for job_id in overdue:
             job = self.jobs[job_id]
             self.promoted[job_id] = now

@@ -90,10 +90,11 @@ def workloads(draw):
 
 
 @settings(max_examples=120, deadline=None)
-@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]))
-def test_no_killed_job_waits_past_the_bound(workload, policy, divider):
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
+       st.sampled_from(["killed", "killed-planned"]))
+def test_no_killed_job_waits_past_the_bound(workload, policy, divider, scope):
     jobs, small, uncertain = workload
-    table, core = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy)
+    table, core = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, overdue=scope)
     assert_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
 
 

@@ -23,8 +23,9 @@ from typing import Callable
 
 #: The queue rank of overdue jobs: ahead of Q_small (0), the uncertain jobs (1) and Q (2).
 OVERDUE_RANK = -1
-#: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q.
-OVERDUE_SCOPES = ("none", "killed", "queue")
+#: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q; killed-planned: the
+#: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``.
+OVERDUE_SCOPES = ("none", "killed", "killed-planned", "queue")
 
 
 class Overdue:
@@ -44,15 +45,28 @@ class Overdue:
         """A waiting job becomes overdue once ``longest`` seconds have passed since ``submission``."""
         heapq.heappush(self._watched, (submission, job_id))
 
-    def due(self, now: float, waiting: Callable[[str], bool]) -> list[str]:
-        """The watched jobs overdue at ``now``, oldest first (they are no longer watched); jobs no longer
-        ``waiting`` are forgotten."""
+    def due(self, now: float, waiting: Callable[[str], bool],
+            planned_start: Callable[[str], float] | None = None) -> list[str]:
+        """The watched jobs overdue at ``now``, oldest first (they are no longer watched): those that have waited
+        ``longest``, and with ``planned_start`` those whose planned start would make them wait longer. Jobs no
+        longer ``waiting`` are forgotten."""
         overdue = []
         watched = self._watched
         while watched and now - watched[0][0] >= self.longest:
             _, job_id = heapq.heappop(watched)
             if waiting(job_id):
                 overdue.append(job_id)
+        if planned_start is not None and watched:
+            keep = []
+            for submission, job_id in watched:
+                if not waiting(job_id):
+                    continue
+                if planned_start(job_id) - submission >= self.longest:
+                    overdue.append(job_id)
+                else:
+                    keep.append((submission, job_id))
+            heapq.heapify(keep)
+            self._watched = keep
         return overdue
 
     def next_due(self) -> float | None:
