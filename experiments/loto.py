@@ -47,6 +47,8 @@ RULES: dict[str, list[str]] = {
     "overdue-queue": OVERDUE_QUEUE,
     "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
     "overdue-within": [*OVERDUE, *WITHIN],
+    "gated": [*OVERDUE, "--trial-gate", "machine-share"],
+    "planned-gated": [*TOLERANT, "--promote-overdue", "killed-planned", "--trial-gate", "machine-share"],
     "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
     "guarded": GUARDED,
 }

@@ -48,7 +48,9 @@ SPARE_WITHIN = ("none", "longest-wait")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate")
+#: Which uncertain jobs are tried: all, or those whose P(small) is at least the share of the machine they ask.
+TRIAL_GATES = ("none", "machine-share")
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
                 "spare_within")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
@@ -387,6 +389,10 @@ class SchedulerConfig:
         0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
              "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
         _non_negative, metavar="F", parse=number_text, group="trials")
+    trial_gate: str = option(
+        "none", "which uncertain jobs get a trial: none (all of them) or machine-share (those whose probability of "
+                "being small, by the forest, is at least the share of the machine they ask; the others wait in Q as "
+                "large)", _choice(lambda: TRIAL_GATES), metavar="NAME", group="trials")
     promote_overdue: str = option(
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "

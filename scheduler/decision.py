@@ -257,6 +257,8 @@ class DecisionCore:
             job_class = self.classifier.classify(job, now)
             if job_class is JobClass.UNCERTAIN and job.res > (self.config.probe_max_width or 1.0) * self.nb_machines:
                 job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
+            if job_class is JobClass.UNCERTAIN and not self._trial_pays(job):
+                job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
@@ -275,6 +277,14 @@ class DecisionCore:
             self.predictions.submit(job, now)
         self._enqueue(job, job_class.rank, now)
         return job
+
+    def _trial_pays(self, job: Job) -> bool:
+        """``trial_gate`` machine-share: whether the forest's P(small) for ``job`` is at least the share of the machine
+        it asks (a failed trial holds that share; a classifier without probabilities tries every job)."""
+        if self.config.trial_gate == "none":
+            return True
+        p_small = getattr(self.classifier, "p_small", None)
+        return p_small is None or not p_small(job.id) < job.res / self.nb_machines
 
     def _sibling_ran_long(self, job: Job, now: float) -> bool:
         """``running_siblings`` large: whether a running job of the same user with the same request (processors

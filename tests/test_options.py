@@ -50,6 +50,7 @@ EXAMPLES = {
     "probe_width": ("0.03125", 0.03125, 0.03125),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
     "probe_max_width": ("0.5", 0.5, 0.5),
+    "trial_gate": ("Machine-share", "machine-share", "machine-share"),
     "kill_on": ("Blocking", "blocking", "blocking"),
     "kill_for": ("order", "order", "order"),
     "kill_slack": ("1", 1, 1.0),
@@ -69,7 +70,8 @@ EXAMPLES = {
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
-NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width")}
+NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width",
+                                                     "trial_gate")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
           "order_by": {"divider_estimates": "all"}}
 
