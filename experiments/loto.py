@@ -4,6 +4,7 @@ of issue 32, ``kill_frontier.compare``), and the setting chosen by leave-one-tra
 
     python experiments/loto.py run RULE [RULE...] -o OUT [--seeds 0,1] [--traces ...] [-j 2]
     python experiments/loto.py table -o OUT [RULE...]      # OUT/loto_points.csv, the bars per run, the LOTO table
+    python experiments/loto.py markdown -o OUT [RULE...]   # the same as docs/results.md's tables
 
 Runs go to OUT/<rule>/s<seed>/<trace>_<policy>_jobs.csv, base and class-clairvoyant to OUT/ref/ (they do not read
 the forest's seed: run once), at most ``-j`` ``simulate`` processes at a time (under ``nice``), reused when present.
@@ -47,6 +48,7 @@ RULES: dict[str, list[str]] = {
     "overdue-queue": OVERDUE_QUEUE,
     "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
     "overdue-within": [*OVERDUE, *WITHIN],
+    "overdue-siblings": [*OVERDUE, "--siblings", "demote"],
     "gated": [*OVERDUE, "--trial-gate", "machine-share"],
     "planned-gated": [*TOLERANT, "--promote-overdue", "killed-planned", "--trial-gate", "machine-share"],
     "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
@@ -118,9 +120,38 @@ def loto(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def cell(run: pd.Series) -> str:
+    """A run as a table cell: its share of class-clairvoyant's reduction, the jobs killed, the bars it misses."""
+    names = ["share", "killed", "waste", "AWF", "large", "max wait"] if run["policy"] == "fcfs" else \
+        ["share", "killed", "waste", "AWF", "large"]
+    missed = [name for name, ok in zip(names, run["bars_met"]) if ok == "-"]
+    return f"{run['share_of_cc']:.3f}, {run['killed']:.1%}" + (f", **{' '.join(missed)}**" if missed else " ✓")
+
+
+def markdown(points: pd.DataFrame) -> str:
+    """The frontier (every rule, seed 0) and the leave-one-trace-out table, as Markdown."""
+    columns = [(t, p) for t in TRACES for p in POLICIES]
+    lines = ["| rule | " + " | ".join(f"{t} {p.upper()}" for t, p in columns) + " |",
+             "| --- |" + " ---: |" * len(columns)]
+    seed0 = points[points["seed"] == 0].set_index(["rule", "trace", "policy"])
+    for rule in dict.fromkeys(points["rule"]):
+        cells = [cell(seed0.loc[rule, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
+                 if (rule, t, p) in seed0.index else "" for t, p in columns]
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    lines += ["", "| left out | chosen on the other four | policy | seed | share | killed | wasted | AWF vs CC | "
+              "large vs base | max wait vs base | bars missed |", "| --- | --- | --- | ---: |" + " ---: |" * 7]
+    for _, run in loto(points).iterrows():
+        names = ["share", "killed", "waste", "AWF", "large", "max wait"]
+        missed = " ".join(name for name, ok in zip(names, run["bars_met"]) if ok == "-") or "none"
+        lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['seed']} | "
+                     f"{run['share_of_cc']:.3f} | {run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
+                     f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("run", "table"))
+    parser.add_argument("command", choices=("run", "table", "markdown"))
     parser.add_argument("rules", nargs="*", help="rule names (default for table: every rule run so far)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--traces", default=",".join(TRACES))
@@ -154,6 +185,8 @@ def main(argv: list[str] | None = None) -> None:
     points.to_csv(out / "loto_points.csv", index=False, float_format="%.6f")
     if options.command == "table":
         print(loto(points).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if options.command == "markdown":
+        print(markdown(points))
 
 
 if __name__ == "__main__":
