@@ -45,6 +45,7 @@ WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,
+    "overdue-one": [*TOLERANT, "--promote-overdue", "killed-one"],
     "overdue-queue": OVERDUE_QUEUE,
     "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
     "overdue-within": [*OVERDUE, *WITHIN],

@@ -397,7 +397,8 @@ class SchedulerConfig:
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
                 "retries, from the original's submission: a killed job waits at most that plus EASY's bound as the "
-                "first waiting job); killed-planned (the same, or as soon as the start EASY plans for it now would "
+                "first waiting job); killed-one (the same, one at a time: the oldest due retry moves once the one "
+                "moved before it has started); killed-planned (the same, or as soon as the start EASY plans for it now would "
                 "make it wait longer); queue (every job of Q)", _choice(lambda: OVERDUE_SCOPES), metavar="SCOPE",
         group="trials")
     spare_within: str = option(

@@ -110,7 +110,8 @@ class DecisionCore:
         self._free = 0  # processors no running job holds (kept only for the parts beside the algorithm)
         self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
         self.overdue: Overdue | None = None  # promote_overdue: the longest first-attempt wait, the jobs it bounds
-        self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it became overdue
+        self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it moved ahead of every queue
+        self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -361,7 +362,12 @@ class DecisionCore:
             def planned(job_id: str) -> float:
                 job = self.jobs[job_id]
                 return self.algorithm.earliest_start(job.res, self._estimate(job), now)
-        overdue = self.overdue.due(now, lambda job_id: self.states[job_id] == QUEUED, planned)
+        waiting = lambda job_id: self.states[job_id] == QUEUED  # noqa: E731
+        overdue = self.overdue.due(now, waiting, planned)
+        for job_id in overdue:
+            self.due_since[job_id] = now
+        if self.config.promote_overdue == "killed-one":
+            overdue = self.overdue.one_at_a_time(overdue, lambda job_id: self.jobs[job_id].subtime, waiting)
         for job_id in overdue:
             job = self.jobs[job_id]
             self.promoted[job_id] = now

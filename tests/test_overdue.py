@@ -46,12 +46,12 @@ def assert_bounded(table, core, longest_request):
     longest = core.overdue.longest
     starts = {f"w0!{job_id}": start for job_id, start in table["starting_time"].items()}
     for original, (submitted, killed, start, retry) in killed_waits(table, core).items():
-        promoted = core.promoted.get(retry)
-        if promoted is None:  # started before it was due
+        due = core.due_since.get(retry)
+        if due is None:  # started before it was due
             assert start - submitted <= max(longest, killed - submitted)
             continue
-        assert promoted - submitted <= max(longest, killed - submitted)  # promoted when due, not later
-        before = sum(promoted <= starts[other] < start for other in core.promoted if other != retry)
+        assert due - submitted <= max(longest, killed - submitted)  # due when its wait reached the bound, not later
+        before = sum(due <= starts[other] < start for other in core.due_since if other != retry)
         assert start - submitted <= max(longest, killed - submitted) + (before + 1) * longest_request
 
 
@@ -69,8 +69,9 @@ def test_a_killed_job_behind_a_stream_of_trials_starves_without_the_guarantee():
     assert table.loc["0#1", "starting_time"] >= 100 + 50 * 400
 
 
-def test_a_killed_job_leaves_q_once_it_has_waited_the_longest_wait_so_far():
-    table, core = run(STREAM, 4, small={"w0!1"}, uncertain=STREAM_UNCERTAIN)
+@pytest.mark.parametrize("scope", ["killed", "killed-one"])
+def test_a_killed_job_leaves_q_once_it_has_waited_the_longest_wait_so_far(scope):
+    table, core = run(STREAM, 4, small={"w0!1"}, uncertain=STREAM_UNCERTAIN, overdue=scope)
     retry_start = table.loc["0#1", "starting_time"]
     assert "w0!0#1" in core.promoted and retry_start < 2_000
     assert retry_start - core.promoted["w0!0#1"] <= 10_000  # EASY: the first waiting job's wait is bounded
@@ -91,7 +92,7 @@ def workloads(draw):
 
 @settings(max_examples=120, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
-       st.sampled_from(["killed", "killed-planned"]))
+       st.sampled_from(["killed", "killed-one", "killed-planned"]))
 def test_no_killed_job_waits_past_the_bound(workload, policy, divider, scope):
     jobs, small, uncertain = workload
     table, core = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, overdue=scope)
@@ -109,6 +110,15 @@ def test_the_longest_wait_counts_first_attempts_only_and_never_shrinks():
     assert overdue.due(59.0, lambda job_id: True) == []
     assert overdue.due(80.0, lambda job_id: job_id != "b") == ["a"]  # b no longer waits: forgotten
     assert overdue.next_due() is None
+
+
+def test_one_at_a_time_the_oldest_due_job_moves_once_the_previous_one_started():
+    overdue, waiting = Overdue(), {"a", "b", "c"}
+    submission = {"a": 30.0, "b": 10.0, "c": 20.0}.get
+    assert overdue.one_at_a_time(["a", "b"], submission, waiting.__contains__) == ["b"]
+    assert overdue.one_at_a_time(["c"], submission, waiting.__contains__) == []  # b still waits
+    waiting.discard("b")  # b started
+    assert overdue.one_at_a_time([], submission, waiting.__contains__) == ["c"]
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "spf"])

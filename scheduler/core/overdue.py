@@ -24,8 +24,9 @@ from typing import Callable
 #: The queue rank of overdue jobs: ahead of Q_small (0), the uncertain jobs (1) and Q (2).
 OVERDUE_RANK = -1
 #: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q; killed-planned: the
-#: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``.
-OVERDUE_SCOPES = ("none", "killed", "killed-planned", "queue")
+#: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
+#: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started).
+OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue")
 
 
 class Overdue:
@@ -35,6 +36,8 @@ class Overdue:
         #: The longest wait of any job started so far on its first attempt (seconds).
         self.longest = 0.0
         self._watched: list[tuple[float, str]] = []  # (submission, job id), oldest first
+        self._due: list[tuple[float, str]] = []  # one_at_a_time: due, not promoted yet (submission, job id)
+        self._current: str | None = None  # one_at_a_time: the overdue job promoted last
 
     def started(self, wait: float) -> None:
         """A job started on its first attempt after waiting ``wait`` seconds."""
@@ -68,6 +71,22 @@ class Overdue:
             heapq.heapify(keep)
             self._watched = keep
         return overdue
+
+    def one_at_a_time(self, due: list[str], submission: Callable[[str], float],
+                      waiting: Callable[[str], bool]) -> list[str]:
+        """Of the ``due`` jobs and those due before, the one to promote now, if any: the oldest still ``waiting``,
+        once the job promoted last is no longer waiting (it started)."""
+        for job_id in due:
+            heapq.heappush(self._due, (submission(job_id), job_id))
+        if self._current is not None and waiting(self._current):
+            return []
+        self._current = None
+        while self._due:
+            _, job_id = heapq.heappop(self._due)
+            if waiting(job_id):
+                self._current = job_id
+                return [job_id]
+        return []
 
     def next_due(self) -> float | None:
         """When the oldest watched job will be overdue if ``longest`` does not grow (None: none watched)."""
