@@ -37,7 +37,6 @@ TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", ["--platform", "platforms/k
           "SDSC-DS": ("SDSC-DS-2004-2.1-cln.swf.gz", ["--nb-res", "1664"], 1664)}
 POLICIES = ("fcfs", "spf")
 TOLERANT = ["--variant", "classification-tolerant"]
-GUARDED = ["--variant", "classification-guarded"]
 #: Every rule tried, by name: its ``simulate`` options (docs/results.md, "The promise where it was not tuned").
 OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
 OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
@@ -53,7 +52,6 @@ RULES: dict[str, list[str]] = {
     "gated": [*OVERDUE, "--trial-gate", "machine-share"],
     "planned-gated": [*TOLERANT, "--promote-overdue", "killed-planned", "--trial-gate", "machine-share"],
     "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
-    "guarded": GUARDED,
 }
 
 

@@ -130,3 +130,9 @@ def test_overdue_jobs_go_first_oldest_first_whatever_the_policy(policy):
     queue.push(jobs[0], 900.0, rank=OVERDUE_RANK)
     queue.push(jobs[1], 10.0, rank=2)
     assert [job.id for job in queue.ordered(0.0)] == ["w0!0", "w0!2", "w0!3", "w0!1"]
+
+
+def test_classification_guarded_is_tolerant_with_killed_jobs_moved_one_at_a_time_past_the_longest_wait():
+    guarded = SchedulerConfig.variant("classification-guarded").to_dict()
+    tolerant = SchedulerConfig.variant("classification-tolerant").to_dict()
+    assert guarded == {**tolerant, "promote_overdue": "killed-one"}
