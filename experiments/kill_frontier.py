@@ -151,7 +151,13 @@ def criteria(rule: str, trace: str, policy: str, out: Path) -> dict:
         commit, flags = PATCHED[rule]
         sys.exit(f"{rule} was measured on a core since changed: simulate it at commit {commit} with "
                  f"{' '.join(flags)}, into {prefix}")
-    run = measures(simulate(trace, policy, prefix, RULES.get(rule, [])), nb)
+    return compare(rule, trace, policy, measures(simulate(trace, policy, prefix, RULES.get(rule, [])), nb),
+                   base0, base, cc)
+
+
+def compare(rule: str, trace: str, policy: str, run: dict, base0: dict, base: dict, cc: dict) -> dict:
+    """A run's row: its measures against EASY-FCFS base (``base0``), base and class-clairvoyant under its policy,
+    and ``bars_met``: one + or - per bar of issue 32 (six under FCFS, five under SPF)."""
     reduction = 1 - run["mean_bsld"] / base0["mean_bsld"]
     cc_reduction = 1 - cc["mean_bsld"] / base0["mean_bsld"]
     row = {"rule": rule, "trace": trace, "policy": policy, "reduction": reduction, "cc_reduction": cc_reduction,

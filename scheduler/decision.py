@@ -37,6 +37,7 @@ from scheduler.core.events import (
     WaitingTimeQuery,
 )
 from scheduler.core.job import Job
+from scheduler.core.overdue import Overdue
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
 from scheduler.decision_extras import (
@@ -107,6 +108,9 @@ class DecisionCore(DecisionExtras):
         self.nb_machines = 0
         self._free = 0  # processors no running job holds (kept only for the parts beside the algorithm)
         self._promotions: list[tuple[float, str]] = []  # (when it leaves Q, job id): promote_after
+        self.overdue: Overdue | None = None  # promote_overdue: the longest first-attempt wait, the jobs it bounds
+        self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it moved ahead of every queue
+        self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -181,8 +185,11 @@ class DecisionCore(DecisionExtras):
         self.algorithm = self.parts.algorithm(self.nb_machines, queue, self._estimate, self.parts.backfill_order,
                                               self._bound if self.config.divider_estimates != "none" else None)
         config = self.config
+        if config.promote_overdue != "none" or config.spare_within != "none":
+            self.overdue = Overdue()
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
-                        or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs)
+                        or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs
+                        or self.overdue is not None)
 
     def _submit(self, job: Job, now: float, decisions: list[Decision]) -> Job | None:
         if self.algorithm is None:
@@ -203,6 +210,8 @@ class DecisionCore(DecisionExtras):
             job_class = self.classifier.classify(job, now)
             if job_class is JobClass.UNCERTAIN and job.res > (self.config.probe_max_width or 1.0) * self.nb_machines:
                 job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
+            if job_class is JobClass.UNCERTAIN and not self._trial_pays(job):
+                job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
@@ -277,6 +286,9 @@ class DecisionCore(DecisionExtras):
         if self.config.promote_after and rank == JobClass.LARGE.rank:
             heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
                                               job.id))
+        scope = self.config.promote_overdue
+        if rank == JobClass.LARGE.rank and (scope == "queue" or scope.startswith("killed") and job.id in self.origin):
+            self.overdue.watch(job.id, job.subtime)
 
     def attempt(self, job_id: str) -> int:
         """0 for an original job, k for its resubmission ``<id>#k``."""

@@ -12,6 +12,7 @@ import heapq
 
 from scheduler.core.events import Decision, RegistrationFinished, SetMetadata
 from scheduler.core.job import Job
+from scheduler.core.overdue import OVERDUE_RANK
 from scheduler.knowledge.choices import JobClass
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states <scheduler.decision.DecisionCore.states>`.
@@ -35,6 +36,8 @@ class DecisionExtras:
         kills, the predictions' deadline misses); whether the algorithm must replan."""
         self.alarms.passed(now)
         replan = self._promote(now) if self._promotions else False
+        if self.overdue is not None:
+            replan |= self._promote_overdue(now)
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
             if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
@@ -50,6 +53,8 @@ class DecisionExtras:
         job_id = job.id
         self.starts[job_id] = now
         self._free -= job.res
+        if self.overdue is not None and job_id not in self.origin:
+            self.overdue.started(now - job.subtime)
         if job_id in self.small_waiting:
             self.small_waiting.discard(job_id)
             if self._siblings:
@@ -68,6 +73,8 @@ class DecisionExtras:
         registrations)."""
         if self.config.kill_on in ("demand", "patient") and self.safeguard.overtime:
             self._make_room(now, decisions)
+        if self.overdue is not None and self.overdue.next_due() is not None:
+            decisions.extend(self.alarms.at(self.overdue.next_due(), now))
         if self.dynamic_jobs and not self.registration_finished and self._registration_over():
             self.registration_finished = True
             decisions.append(RegistrationFinished())
@@ -94,6 +101,34 @@ class DecisionExtras:
                 self.algorithm.requeue(job, self._estimate(job), JobClass.UNCERTAIN.rank, now)
                 promoted = True
         return promoted
+
+    def _promote_overdue(self, now: float) -> bool:
+        """``promote_overdue``: the watched jobs whose total wait reached the longest first-attempt wait so far move
+        ahead of every queue, oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
+        planned = None
+        if self.config.promote_overdue == "killed-planned":
+            def planned(job_id: str) -> float:
+                job = self.jobs[job_id]
+                return self.algorithm.earliest_start(job.res, self._estimate(job), now)
+        waiting = lambda job_id: self.states[job_id] == QUEUED  # noqa: E731
+        overdue = self.overdue.due(now, waiting, planned)
+        for job_id in overdue:
+            self.due_since[job_id] = now
+        if self.config.promote_overdue == "killed-one":
+            overdue = self.overdue.one_at_a_time(overdue, lambda job_id: self.jobs[job_id].subtime, waiting)
+        for job_id in overdue:
+            job = self.jobs[job_id]
+            self.promoted[job_id] = now
+            self.algorithm.requeue(job, self._estimate(job), OVERDUE_RANK, now)
+        return bool(overdue)
+
+    def _trial_pays(self, job: Job) -> bool:
+        """``trial_gate`` machine-share: whether the forest's P(small) for ``job`` is at least the share of the machine
+        it asks (a failed trial holds that share; a classifier without probabilities tries every job)."""
+        if self.config.trial_gate == "none":
+            return True
+        p_small = getattr(self.classifier, "p_small", None)
+        return p_small is None or not p_small(job.id) < job.res / self.nb_machines
 
     # --- the safeguard's kills ------------------------------------------------------
 
@@ -142,12 +177,13 @@ class DecisionExtras:
         head = queue.head(now)
         if head is not None:
             rank, key, head_slack = self._kill_rank(head), self._kill_key(head), self._head_slack(head)
+            within = self._spare_within(head)
         for job_id in list(self.safeguard.overtime):
             job = self.jobs[job_id]
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack)):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack, **within)):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -165,9 +201,17 @@ class DecisionExtras:
         """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
         let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
         fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
-        if not self.config.head_slack or self.algorithm.queue.rank(head) == JobClass.SMALL.rank:
-            return 0.0
+        if not self.config.head_slack or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+            return 0.0  # a small head, or an overdue one (its wait is bounded: nothing may delay it)
         return self.config.head_slack * self.knowledge.estimate(head)
+
+    def _spare_within(self, head: Job) -> dict[str, float]:
+        """``spare_within`` longest-wait: the latest start of the first waiting job, ``head``, that a job past its
+        trial may push it to (its submission plus the longest first-attempt wait so far), as the keyword of
+        :meth:`Algorithm.delays_head`; none for a head classified small or overdue."""
+        if self.config.spare_within == "none" or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+            return {}
+        return {"latest_start": head.subtime + self.overdue.longest}
 
     def _demote_siblings(self, killed: Job, now: float, decisions: list[Decision]) -> None:
         """The safeguard killed ``killed``: its user's waiting watched jobs with the same request are large."""

@@ -20,11 +20,17 @@ RUNNING_SIBLINGS = ("ignore", "large")
 #: For which waiting job a job past its trial may be killed: one it would wait behind once requeued, or one
 #: classified small or before it in the policy's order.
 KILL_FOR = ("requeued", "policy", "order")
+#: kill_on blocking: whether a job past its trial is spared while the first waiting job would still start within the
+#: longest first-attempt wait so far.
+SPARE_WITHIN = ("none", "longest-wait")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width")
-KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate")
+#: Which uncertain jobs are tried: all, or those whose P(small) is at least the share of the machine they ask.
+TRIAL_GATES = ("none", "machine-share")
+KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
+                "spare_within")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
@@ -57,4 +63,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                 "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                 "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                 "promote_after": 7.0, "order_by": "estimate"},
+    # tolerant, but no killed job waits past the longest first-attempt wait so far by more than EASY's bound for the
+    # first waiting job: one at a time, the oldest due retry moves ahead of every queue (docs/results.md, "The promise
+    # where it was not tuned")
+    "classification-guarded": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
+                               "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
+                               "promote_after": 7.0, "order_by": "estimate", "promote_overdue": "killed-one"},
 }

@@ -51,11 +51,14 @@ EXAMPLES = {
     "probe_width": ("0.03125", 0.03125, 0.03125),
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
     "probe_max_width": ("0.5", 0.5, 0.5),
+    "trial_gate": ("Machine-share", "machine-share", "machine-share"),
     "kill_on": ("Blocking", "blocking", "blocking"),
     "kill_for": ("order", "order", "order"),
     "kill_slack": ("1", 1, 1.0),
     "head_slack": ("0.2", 0.2, 0.2),
     "promote_after": ("10", 10, 10.0),
+    "promote_overdue": ("Killed", "killed", "killed"),
+    "spare_within": ("longest-wait", "longest-wait", "longest-wait"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
@@ -68,7 +71,8 @@ EXAMPLES = {
 BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
-NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width")}
+NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width",
+                                                     "trial_gate")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
           "order_by": {"divider_estimates": "all"}}
 

@@ -21,7 +21,8 @@ class JobQueue:
 
     A job's position is ``(rank, policy key)``: lower ranks come first. The ranks are those of
     :class:`scheduler.knowledge.choices.JobClass`: 0 (Q_small), 1 (uncertain jobs, and the default of
-    :meth:`push`), 2 (Q). A job that has waited longer than ``starvation_threshold`` seconds is
+    :meth:`push`), 2 (Q); and -1 for the overdue jobs (:mod:`scheduler.core.overdue`), which go oldest first
+    whatever the policy. A job that has waited longer than ``starvation_threshold`` seconds is
     *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
     ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
     jobs go oldest first.
@@ -73,7 +74,7 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            entry = self._entry[job.id] = (rank, self.policy.key(job, order, now), job.id)
+            entry = self._entry[job.id] = (rank, self._key(job, rank, order, now), job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
@@ -117,16 +118,16 @@ class JobQueue:
         (by rank, then the policy; starvation aside); ``job`` ordered by ``job_estimate`` when given."""
         job_rank, order = self._rank_order[job.id]
         job_estimate = order if job_estimate is None else job_estimate
-        key = self.policy.key
-        return (job_rank, key(job, job_estimate, now)) < (rank, key(other, estimate, now))
+        key = self._key
+        return (job_rank, key(job, job_rank, job_estimate, now)) < (rank, key(other, rank, estimate, now))
 
     def ordered(self, now: float) -> list[Job]:
         """The jobs in scheduling order at time ``now``."""
         jobs = self._jobs
         if self.policy.dynamic:
-            key = self.policy.key
+            key = self._key
             rank_order = self._rank_order
-            ordered = sorted(jobs.values(), key=lambda j: (rank_order[j.id][0], key(j, rank_order[j.id][1], now)))
+            ordered = sorted(jobs.values(), key=lambda j: (rank_order[j.id][0], key(j, *rank_order[j.id], now)))
         else:
             ordered = self._in_order.copy()
         if self.starvation_threshold is None:  # the common case skips the call
@@ -185,6 +186,10 @@ class JobQueue:
         if self.policy.dynamic:
             return self.ordered(now)[0]
         return self._in_order[0]
+
+    def _key(self, job: Job, rank: int, estimate: float, now: float) -> tuple:
+        """The policy's key of a job in ``rank``; overdue jobs (a negative rank) go oldest first."""
+        return self.policy.key(job, estimate, now) if rank >= 0 else (job.subtime, job.id)
 
     def _starving(self, now: float, limit: int | None = None) -> list[Job]:
         if self.starvation_threshold is None or not self._by_submission:

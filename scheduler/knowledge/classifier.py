@@ -405,6 +405,11 @@ class JobClassifier(ClassifierReports):
             self._blind = (self._completions, float(np.median(done)) if len(done) else math.nan)
         return self._blind[1]
 
+    def p_small(self, job_id: str) -> float:
+        """The model's probability that a classified job is small (NaN without a model, or for an unknown job)."""
+        row = self._jobs.rows.get(job_id)
+        return math.nan if row is None else self._jobs.p_small[row]
+
     def divider_at(self, now: float) -> float:
         """The divider in force at ``now`` (NaN while no job has completed); may retrain."""
         self._advance(now)

@@ -1,0 +1,202 @@
+"""Issue 41, "the promise holds where it was not tuned": each rule on five archive traces (KTH-SP2, SDSC-SP2, HPC2N,
+LANL-CM5, SDSC-DS) under EASY-FCFS and EASY-SPF, for the forest's seeds, measured against the bars of issue 41 (those
+of issue 32, ``kill_frontier.compare``), and the setting chosen by leave-one-trace-out.
+
+    python experiments/loto.py run RULE [RULE...] -o OUT [--seeds 0,1] [--traces ...] [-j 2]
+    python experiments/loto.py table -o OUT [RULE...]      # OUT/loto_points.csv, the bars per run, the LOTO table
+    python experiments/loto.py markdown -o OUT [RULE...]   # the same as docs/results.md's tables
+
+Runs go to OUT/<rule>/s<seed>/<trace>_<policy>_jobs.csv, base and class-clairvoyant to OUT/ref/ (they do not read
+the forest's seed: run once), at most ``-j`` ``simulate`` processes at a time (under ``nice``), reused when present.
+Leave-one-trace-out: for each trace T, the rule chosen on the four others with seed 0 (the most runs meeting every
+bar, then the highest least share of class-clairvoyant's reduction; a candidate was run on all five) is reported on
+T, with every seed measured there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+import pandas as pd  # noqa: E402
+
+from kill_frontier import REFERENCES, WORKLOADS, compare, measures  # noqa: E402
+
+#: trace -> (SWF file, the machine's options, processors). SDSC-DS: the SWF reader does not read its header's
+#: ``MaxProcs: 1664 (72, 1368, 224)`` yet; it is given here.
+TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", ["--platform", "platforms/kth_sp2.xml"], 100),
+          "SDSC-SP2": ("SDSC-SP2-1998-4.2-cln.swf.gz", ["--platform", "platforms/sdsc_sp2.xml"], 128),
+          "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", ["--platform", "platforms/hpc2n.xml"], 240),
+          "LANL-CM5": ("LANL-CM5-1994-4.1-cln.swf.gz", ["--nb-res", "1024"], 1024),
+          "SDSC-DS": ("SDSC-DS-2004-2.1-cln.swf.gz", ["--nb-res", "1664"], 1664)}
+POLICIES = ("fcfs", "spf")
+TOLERANT = ["--variant", "classification-tolerant"]
+#: Every rule tried, by name: its ``simulate`` options (docs/results.md, "The promise where it was not tuned").
+OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
+OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
+WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
+RULES: dict[str, list[str]] = {
+    "tolerant": TOLERANT,
+    "overdue": OVERDUE,
+    "overdue-one": [*TOLERANT, "--promote-overdue", "killed-one"],
+    "overdue-queue": OVERDUE_QUEUE,
+    "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
+    "overdue-within": [*OVERDUE, *WITHIN],
+    "overdue-siblings": [*OVERDUE, "--siblings", "demote"],
+    "gated": [*OVERDUE, "--trial-gate", "machine-share"],
+    "planned-gated": [*TOLERANT, "--promote-overdue", "killed-planned", "--trial-gate", "machine-share"],
+    "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
+}
+
+
+def run_path(out: Path, rule: str, seed: int, trace: str, policy: str) -> Path:
+    return out / rule / f"s{seed}" / f"{trace}_{policy}_jobs.csv"
+
+
+def ref_path(out: Path, variant: str, trace: str, policy: str) -> Path:
+    return out / "ref" / f"{trace}_{policy}_{variant}_jobs.csv"
+
+
+def simulate(jobs: Path, trace: str, policy: str, options: list[str]) -> Path:
+    """``jobs`` (a ``_jobs.csv`` path), simulated unless it exists."""
+    if jobs.exists():
+        return jobs
+    swf, machine, _ = TRACES[trace]
+    jobs.parent.mkdir(parents=True, exist_ok=True)
+    prefix = jobs.parent / jobs.name.removesuffix("_jobs.csv")
+    command = ["nice", "-n", "10", sys.executable, "-m", "scheduler", "simulate", str(WORKLOADS / swf), *machine,
+               "--policy", policy, "-e", str(prefix), "--no-progress", *options]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command)}\n{done.stderr[-2000:]}")
+    print(f"simulated {prefix}", flush=True)
+    return jobs
+
+
+def row(out: Path, rule: str, seed: int, trace: str, policy: str) -> dict:
+    """One run's measures against the references, and its bars (``kill_frontier.compare``)."""
+    nb = TRACES[trace][2]
+    ref = {(p, v): measures(ref_path(out, v, trace, p), nb) for p in {"fcfs", policy} for v in REFERENCES}
+    run = measures(run_path(out, rule, seed, trace, policy), nb)
+    result = compare(rule, trace, policy, run, ref["fcfs", "base"], ref[policy, "base"],
+                     ref[policy, "class-clairvoyant"])
+    return {**result, "seed": seed, "all_met": "-" not in result["bars_met"]}
+
+
+def choose(points: pd.DataFrame, traces: list[str]) -> str | None:
+    """The rule that does best on ``traces``: the most runs meeting every bar, then the highest least share."""
+    on = points[points["trace"].isin(traces)]
+    complete = on.groupby("rule")["trace"].nunique() == len(traces)
+    on = on[on["rule"].isin(complete[complete].index)]
+    if on.empty:
+        return None
+    score = on.groupby("rule").agg(met=("all_met", "mean"), worst=("share_of_cc", "min"))
+    return score.sort_values(["met", "worst"], ascending=False).index[0]
+
+
+def loto(points: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Leave-one-trace-out: per left-out trace, the rule chosen on the others with ``seed`` (the seed every rule
+    was explored with), and its runs on the trace left out, every seed measured."""
+    rows = []
+    traces = list(dict.fromkeys(points["trace"]))
+    explored = points[points["seed"] == seed]
+    for left_out in traces:
+        ran_here = set(explored[explored["trace"] == left_out]["rule"])
+        chosen = choose(explored[explored["rule"].isin(ran_here)], [t for t in traces if t != left_out])
+        if chosen is None:
+            continue
+        for _, run in points[(points["rule"] == chosen) & (points["trace"] == left_out)].iterrows():
+            rows.append({"left_out": left_out, "chosen": chosen, "policy": run["policy"], "seed": run["seed"],
+                         "share_of_cc": run["share_of_cc"], "killed": run["killed"], "waste": run["waste"],
+                         "awf_vs_cc": run["awf_vs_cc"], "large_vs_base": run["large_vs_base"],
+                         "max_wait_vs_base": run["max_wait_vs_base"], "bars_met": run["bars_met"]})
+    return pd.DataFrame(rows)
+
+
+def cell(run: pd.Series) -> str:
+    """A run as a table cell: its share of class-clairvoyant's reduction, the jobs killed, the bars it misses."""
+    names = ["share", "killed", "waste", "AWF", "large", "max wait"] if run["policy"] == "fcfs" else \
+        ["share", "killed", "waste", "AWF", "large"]
+    missed = [name for name, ok in zip(names, run["bars_met"]) if ok == "-"]
+    return f"{run['share_of_cc']:.3f}, {run['killed']:.1%}" + (f", **{' '.join(missed)}**" if missed else " ✓")
+
+
+def markdown(points: pd.DataFrame) -> str:
+    """The frontier (every rule, seed 0) and the leave-one-trace-out table, as Markdown."""
+    columns = [(t, p) for t in TRACES for p in POLICIES]
+    lines = ["| rule | " + " | ".join(f"{t} {p.upper()}" for t, p in columns) + " |",
+             "| --- |" + " ---: |" * len(columns)]
+    seed0 = points[points["seed"] == 0].set_index(["rule", "trace", "policy"])
+    for rule in dict.fromkeys(points["rule"]):
+        cells = [cell(seed0.loc[rule, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
+                 if (rule, t, p) in seed0.index else "" for t, p in columns]
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    lines += ["", "| left out | chosen on the other four | policy | seed | share | killed | wasted | AWF vs CC | "
+              "large vs base | max wait vs base | bars missed |", "| --- | --- | --- | ---: |" + " ---: |" * 7]
+    for _, run in loto(points).iterrows():
+        names = ["share", "killed", "waste", "AWF", "large", "max wait"]
+        missed = " ".join(name for name, ok in zip(names, run["bars_met"]) if ok == "-") or "none"
+        lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['seed']} | "
+                     f"{run['share_of_cc']:.3f} | {run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
+                     f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed} |")
+    for rule in dict.fromkeys(points["rule"]):
+        runs = points[points["rule"] == rule].set_index(["seed", "trace", "policy"])
+        if runs.index.get_level_values("seed").nunique() < 2:
+            continue
+        lines += ["", f"{rule}, every seed run:", "", "| seed | " + " | ".join(f"{t} {p.upper()}" for t, p in columns)
+                  + " |", "| ---: |" + " ---: |" * len(columns)]
+        for seed in sorted(set(runs.index.get_level_values("seed"))):
+            cells = [cell(runs.loc[seed, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
+                     if (seed, t, p) in runs.index else "" for t, p in columns]
+            lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "table", "markdown"))
+    parser.add_argument("rules", nargs="*", help="rule names (default for table: every rule run so far)")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--traces", default=",".join(TRACES))
+    parser.add_argument("--policies", default=",".join(POLICIES))
+    parser.add_argument("--seeds", help="the forest's seeds (default: run 0, table 0-4)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="simulations at a time")
+    options = parser.parse_args(argv)
+    out, traces, policies = options.output, options.traces.split(","), options.policies.split(",")
+    seeds = [int(seed) for seed in (options.seeds or ("0" if options.command == "run" else "0,1,2,3,4")).split(",")]
+    unknown = [rule for rule in options.rules if rule not in RULES]
+    if unknown:
+        sys.exit(f"unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
+    if options.command == "run":
+        tasks = [(ref_path(out, v, t, p), t, p, flags) for t in traces for p in {"fcfs", *policies}
+                 for v, flags in REFERENCES.items()]
+        tasks += [(run_path(out, rule, seed, t, p), t, p, [*RULES[rule], "--seed", str(seed)])
+                  for seed in seeds for t in traces for p in policies for rule in options.rules]
+        with ThreadPoolExecutor(options.jobs) as pool:
+            list(pool.map(lambda task: simulate(*task), tasks))
+    rules = options.rules or list(RULES)
+    points = pd.DataFrame([row(out, rule, seed, t, p) for rule in rules for seed in seeds for t in traces
+                           for p in policies if run_path(out, rule, seed, t, p).exists()])
+    if points.empty:
+        sys.exit("no run found")
+    for _, point in points.iterrows():
+        print(f"{point['rule']:28s} s{point['seed']} {point['trace']:8s} {point['policy']:4s} "
+              f"{point['share_of_cc']:.3f} of CC, killed {point['killed']:.1%}, waste {point['waste']:.2%}, "
+              f"AWF {point['awf_vs_cc']:.2f}x CC, large {point['large_vs_base']:+.0%} "
+              f"(CC {point['cc_large_vs_base']:+.0%}), max wait {point['max_wait_vs_base']:.2f}x base "
+              f"(CC {point['cc_max_wait_vs_base']:.2f}x) [{point['bars_met']}]")
+    points.to_csv(out / "loto_points.csv", index=False, float_format="%.6f")
+    if options.command == "table":
+        print(loto(points).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if options.command == "markdown":
+        print(markdown(points))
+
+
+if __name__ == "__main__":
+    main()

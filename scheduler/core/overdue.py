@@ -1,0 +1,93 @@
+"""No starvation past the worst wait seen: a job whose total wait reaches the longest wait of any first attempt
+started so far becomes *overdue* and moves ahead of every queue, oldest first.
+
+The bound is what the scheduler observes online, never a constant: ``longest`` is the longest wait (start minus
+submission) of any job started so far on its first attempt, that is the worst wait the policy has imposed on a job
+the safeguard had not killed. A watched job (a retry after a kill, whose submission is the original's) becomes
+overdue at the first decision at which its total wait is at least ``longest``. Overdue jobs go first, oldest first;
+under EASY the first of them holds the reservation, and with no slack for it (the decision core kills any trial in
+its way) it starts once the running jobs have ended by their requests at the latest. So a retry started at ``start``
+after its promotion at ``promoted`` waited in all at most::
+
+    promoted - submission + sum over the overdue jobs started from ``promoted`` to it, itself included, of the
+    longest remaining request among the jobs running when each became the first waiting job
+
+where ``promoted - submission`` is ``longest`` at ``promoted``, or the kill's time minus the submission when the
+retry was already that late. ``tests/test_overdue.py`` checks it in-process.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+#: The queue rank of overdue jobs: ahead of Q_small (0), the uncertain jobs (1) and Q (2).
+OVERDUE_RANK = -1
+#: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q; killed-planned: the
+#: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
+#: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started).
+OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue")
+
+
+class Overdue:
+    """The longest first-attempt wait so far, and the watched waiting jobs that will be overdue past it."""
+
+    def __init__(self) -> None:
+        #: The longest wait of any job started so far on its first attempt (seconds).
+        self.longest = 0.0
+        self._watched: list[tuple[float, str]] = []  # (submission, job id), oldest first
+        self._due: list[tuple[float, str]] = []  # one_at_a_time: due, not promoted yet (submission, job id)
+        self._current: str | None = None  # one_at_a_time: the overdue job promoted last
+
+    def started(self, wait: float) -> None:
+        """A job started on its first attempt after waiting ``wait`` seconds."""
+        if wait > self.longest:
+            self.longest = wait
+
+    def watch(self, job_id: str, submission: float) -> None:
+        """A waiting job becomes overdue once ``longest`` seconds have passed since ``submission``."""
+        heapq.heappush(self._watched, (submission, job_id))
+
+    def due(self, now: float, waiting: Callable[[str], bool],
+            planned_start: Callable[[str], float] | None = None) -> list[str]:
+        """The watched jobs overdue at ``now``, oldest first (they are no longer watched): those that have waited
+        ``longest``, and with ``planned_start`` those whose planned start would make them wait longer. Jobs no
+        longer ``waiting`` are forgotten."""
+        overdue = []
+        watched = self._watched
+        while watched and now - watched[0][0] >= self.longest:
+            _, job_id = heapq.heappop(watched)
+            if waiting(job_id):
+                overdue.append(job_id)
+        if planned_start is not None and watched:
+            keep = []
+            for submission, job_id in watched:
+                if not waiting(job_id):
+                    continue
+                if planned_start(job_id) - submission >= self.longest:
+                    overdue.append(job_id)
+                else:
+                    keep.append((submission, job_id))
+            heapq.heapify(keep)
+            self._watched = keep
+        return overdue
+
+    def one_at_a_time(self, due: list[str], submission: Callable[[str], float],
+                      waiting: Callable[[str], bool]) -> list[str]:
+        """Of the ``due`` jobs and those due before, the one to promote now, if any: the oldest still ``waiting``,
+        once the job promoted last is no longer waiting (it started)."""
+        for job_id in due:
+            heapq.heappush(self._due, (submission(job_id), job_id))
+        if self._current is not None and waiting(self._current):
+            return []
+        self._current = None
+        while self._due:
+            _, job_id = heapq.heappop(self._due)
+            if waiting(job_id):
+                self._current = job_id
+                return [job_id]
+        return []
+
+    def next_due(self) -> float | None:
+        """When the oldest watched job will be overdue if ``longest`` does not grow (None: none watched)."""
+        return self._watched[0][0] + self.longest if self._watched else None
