@@ -26,7 +26,7 @@ for source in DATA.glob("*.swf.txt"):
 
 #: The modules that take the most CPU, costliest first (3 to 40 s each; measured per test with
 #: ``resource.getrusage``, children included, on the 2-core machine); the others follow in file order.
-FIRST = ("test_reference_kth.py", "test_sweep.py", "test_report.py", "test_readme_commands.py",
+FIRST = ("test_readme_commands.py", "test_reference_kth.py", "test_sweep.py", "test_report.py",
          "test_batsim_grouping.py", "test_plugins.py", "test_classifier_golden.py", "test_docker.py",
          "test_fuzz_doors.py", "test_end_to_end.py", "test_pybatsim.py", "test_classifier.py", "test_simulate_cli.py", "test_algorithms.py", "test_probing.py")
 
