@@ -5,8 +5,8 @@ Every front end (``simulate``, ``serve``, the pybatsim adapter, sweeps) builds i
 config names (the θ file of a ``score:FILE`` policy, a classifier saved with ``--save-model``) and
 that turns the config's names into objects: the queue and backfill policies, the scheduling
 algorithm, the runtime knowledge, the predictions and the classifier's estimator, built-in or plug-in,
-each made by the one registry of names (``scheduler.registry``) with its options. :func:`input_files` lists those files and the
-plug-ins' own (a sweep's resume hash covers their content).
+each made by the one registry of names (``scheduler.registry``) with its options. :func:`input_files`
+lists those files and the plug-ins' own (a sweep's resume hash covers their content).
 """
 
 from __future__ import annotations
