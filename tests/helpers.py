@@ -104,3 +104,13 @@ def comparison_table(out: str) -> tuple[list[str], dict[str, list[str]]]:
             rows.setdefault(label.strip(), []).extend(values)
             i += 1
     return names, rows
+
+
+def lowest_by_bits(mask: int, count: int) -> int:
+    """The ``count`` lowest set bits of ``mask``, one at a time: the definition the machine sets are tested against."""
+    chosen = 0
+    for _ in range(count):
+        low_bit = mask & -mask
+        chosen |= low_bit
+        mask ^= low_bit
+    return chosen

@@ -8,15 +8,8 @@ from procset import ProcSet
 
 from scheduler.core.machines import from_interval_string, interval_runs, lowest, runs, to_interval_string
 
+from tests.helpers import lowest_by_bits
 
-def lowest_by_bits(mask: int, count: int) -> int:
-    """The ``count`` lowest set bits of ``mask``, one at a time."""
-    chosen = 0
-    for _ in range(count):
-        low_bit = mask & -mask
-        chosen |= low_bit
-        mask ^= low_bit
-    return chosen
 
 
 @settings(max_examples=300, deadline=None)

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from scheduler.core.profile import AvailabilityProfile
 
+from tests.helpers import lowest_by_bits
+
 NB_MACHINES = 16
 
 steps = st.lists(st.tuples(st.sampled_from(["start", "finish", "move"]), st.integers(0, 7),
@@ -28,14 +30,6 @@ def test_running_jobs_stay_ordered_by_expected_end(operations: list[tuple[str, i
         assert sorted(map(id, by_end)) == sorted(map(id, profile.running.values()))
         assert [holding.end for holding in by_end] == sorted(holding.end for holding in profile.running.values())
 
-
-def lowest_by_bits(mask: int, count: int) -> int:
-    chosen = 0
-    for _ in range(count):
-        low_bit = mask & -mask
-        chosen |= low_bit
-        mask ^= low_bit
-    return chosen
 
 
 def fit_by_definition(profile: AvailabilityProfile, res: int, now: float) -> tuple[float, int]:

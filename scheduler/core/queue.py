@@ -74,7 +74,8 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            entry = self._entry[job.id] = (rank, self._key(job, rank, order, now), job.id)
+            key = self.policy.key(job, order, now) if rank >= 0 else (job.subtime, job.id)  # overdue: oldest first
+            entry = self._entry[job.id] = (rank, key, job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)

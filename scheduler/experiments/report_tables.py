@@ -105,27 +105,26 @@ class Report:
 
     def classifier(self) -> pd.DataFrame:
         """Tables 5 and 6: the classifier's quality over each run (runs with a classifier)."""
-        columns = ["classifier_precision", "classifier_recall", "classifier_accuracy",
-                   "classifier_false_small_rate", "classifier_false_large_rate", "classifier_uncertain",
-                   "classifier_uncertain_rate", "classifier_n"]
-        if "classifier_n" not in self.runs.columns:
+        return self._means_where_counted(["classifier_precision", "classifier_recall", "classifier_accuracy",
+                                          "classifier_false_small_rate", "classifier_false_large_rate",
+                                          "classifier_uncertain", "classifier_uncertain_rate", "classifier_n"])
+
+    def predictions(self) -> pd.DataFrame:
+        """The runtime predictors' accuracy per trace x policy x variant (runs with a predictor)."""
+        return self._means_where_counted(["prediction_mae", "prediction_r2", "prediction_under", "prediction_ra",
+                                          "prediction_ai", "prediction_deadline_misses", "prediction_nb_jobs"])
+
+    def _means_where_counted(self, columns: list[str]) -> pd.DataFrame:
+        """The mean of ``columns`` per trace x policy x variant, over the runs whose count (the last column) is
+        positive; an empty table with those columns when no run has one."""
+        counted = columns[-1]
+        if counted not in self.runs.columns:
             return pd.DataFrame(columns=columns)
-        runs = self.runs[self.runs["classifier_n"].fillna(0) > 0]
+        runs = self.runs[self.runs[counted].fillna(0) > 0]
         if runs.empty:
             return pd.DataFrame(columns=columns)
         grouped = runs.groupby(["trace", "policy", "variant"], sort=False)
         return self._sort_variants(grouped[[c for c in columns if c in runs.columns]].mean())
-
-    def predictions(self) -> pd.DataFrame:
-        """The runtime predictors' accuracy per trace x policy x variant (runs with a predictor)."""
-        columns = ["prediction_mae", "prediction_r2", "prediction_under", "prediction_ra", "prediction_ai",
-                   "prediction_deadline_misses", "prediction_nb_jobs"]
-        if "prediction_nb_jobs" not in self.runs.columns:
-            return pd.DataFrame(columns=columns)
-        runs = self.runs[self.runs["prediction_nb_jobs"].fillna(0) > 0]
-        if runs.empty:
-            return pd.DataFrame(columns=columns)
-        return self._sort_variants(runs.groupby(["trace", "policy", "variant"], sort=False)[columns].mean())
 
     def costs(self) -> pd.DataFrame:
         """The metrics of the costs table (AWF, P2SF, waits, utilisation:
