@@ -52,6 +52,14 @@ RULES: dict[str, list[str]] = {
     "gated": [*OVERDUE, "--trial-gate", "machine-share"],
     "planned-gated": [*TOLERANT, "--promote-overdue", "killed-planned", "--trial-gate", "machine-share"],
     "overdue-queue-within": [*OVERDUE_QUEUE, *WITHIN],
+    "overdue-small-one": [*TOLERANT, "--promote-overdue", "killed-one", "--overdue-ahead-of", "uncertain"],
+    "overdue-small": [*OVERDUE, "--overdue-ahead-of", "uncertain"],
+    "no-head-slack": [*TOLERANT, "--head-slack", "0"],
+    "promote-ahead": [*TOLERANT, "--promote-scope", "ahead"],
+    "promote-head": [*TOLERANT, "--promote-scope", "head"],
+    "promote-ahead-one": [*TOLERANT, "--promote-scope", "ahead", "--promote-overdue", "killed-one"],
+    "uncertain-in-q": [*TOLERANT, "--uncertain-queue", "with-large"],
+    "uncertain-in-q-one": [*TOLERANT, "--uncertain-queue", "with-large", "--promote-overdue", "killed-one"],
 }
 
 

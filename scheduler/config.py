@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scheduler import registry
-from scheduler.core.overdue import OVERDUE_SCOPES
+from scheduler.core.overdue import OVERDUE_AHEAD_OF, OVERDUE_SCOPES
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, FEATURE_MODES, PARTIAL_ORACLES
@@ -28,7 +28,8 @@ from scheduler.option import (Option, checked, choice, divider_value, integer_te
                               timezone_value)
 from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
                                 PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
-                                SIBLINGS, SPARE_WITHIN, TRIAL_GATES, VARIANTS)
+                                PROMOTE_SCOPES, SIBLINGS, SPARE_WITHIN, TRIAL_GATES, UNCERTAIN_QUEUES,
+                                VARIANTS)
 
 __all__ = ["Option", "SchedulerConfig", "VARIANTS"]
 
@@ -137,11 +138,20 @@ class SchedulerConfig:
         0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
              "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
         non_negative, metavar="F", parse=number_text, group="trials")
+    promote_scope: str = option(
+        "job", "--promote-after: which jobs a promotion moves out of Q: job (the job alone); ahead (the job and every "
+               "job of Q before it in the policy's order, so that no job of Q is overtaken by a promotion); head (the "
+               "job and the first job of Q, one for one)",
+        choice(lambda: PROMOTE_SCOPES), metavar="NAME", group="trials")
     trial_gate: str = option(
         "none", "which uncertain jobs get a trial: none (all of them) or machine-share (those whose probability of "
                 "being small, by the forest, is at least the share of the machine they ask; the others wait in Q as "
                 "large). Measured worse: machine-share keeps 0.76 and 0.52 of class-clairvoyant's reduction on SDSC-SP2",
         choice(lambda: TRIAL_GATES), metavar="NAME", group="trials")
+    uncertain_queue: str = option(
+        "ahead", "where uncertain jobs wait for their trial: ahead (ahead of Q, behind Q_small) or with-large (in Q, in "
+                 "the policy's order: a trial then overtakes Q's jobs only as a backfill, planned with its bound)",
+        choice(lambda: UNCERTAIN_QUEUES), metavar="NAME", group="trials")
     promote_overdue: str = option(
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
@@ -150,6 +160,10 @@ class SchedulerConfig:
                 "moved before it has started); killed-planned (the same, or as soon as the start EASY plans for it "
                 "now would make it wait longer); queue (every job of Q)", choice(lambda: OVERDUE_SCOPES),
         metavar="SCOPE", group="trials")
+    overdue_ahead_of: str = option(
+        "all", "--promote-overdue: which queues an overdue job goes ahead of: all (every queue, Q_small included) or "
+               "uncertain (the uncertain jobs and Q: it waits behind the jobs classified small)",
+        choice(lambda: OVERDUE_AHEAD_OF), metavar="NAME", group="trials")
     spare_within: str = option(
         "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "
                 "nor overdue is spared if, running on to its request, that job would still start within the longest "
@@ -252,6 +266,10 @@ class SchedulerConfig:
         if self.predictor != "requested" and self.estimates != "requested":
             raise ConfigError(f"predictor {self.predictor!r} replaces the estimates: leave estimates 'requested' "
                               "(or use predictor 'clairvoyant')")
+        if "promote_scope" in changed and not self.promote_after:
+            raise ConfigError("promote_scope: it says which jobs a promotion moves: set promote_after too")
+        if "overdue_ahead_of" in changed and self.promote_overdue == "none":
+            raise ConfigError("overdue_ahead_of: it places overdue jobs: set promote_overdue too")
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")

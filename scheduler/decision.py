@@ -228,7 +228,10 @@ class DecisionCore(DecisionExtras):
         self.states[job.id] = QUEUED
         if self.predictions is not None:
             self.predictions.submit(job, now)
-        self._enqueue(job, job_class.rank, now)
+        rank = job_class.rank
+        if job_class is JobClass.UNCERTAIN and self.config.uncertain_queue == "with-large":
+            rank = JobClass.LARGE.rank
+        self._enqueue(job, rank, now)
         return job
 
     def _rejection_reason(self, job: Job) -> str | None:

@@ -12,7 +12,7 @@ import heapq
 
 from scheduler.core.events import Decision, RegistrationFinished, SetMetadata
 from scheduler.core.job import Job
-from scheduler.core.overdue import OVERDUE_RANK
+from scheduler.core.overdue import OVERDUE_RANK_SET, OVERDUE_RANKS
 from scheduler.knowledge.choices import JobClass
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states <scheduler.decision.DecisionCore.states>`.
@@ -97,14 +97,22 @@ class DecisionExtras:
         while self._promotions and self._promotions[0][0] <= now:
             _, job_id = heapq.heappop(self._promotions)
             job = self.jobs[job_id]
-            if self.states[job_id] == QUEUED and self.algorithm.queue.rank(job) == JobClass.LARGE.rank:
-                self.algorithm.requeue(job, self._estimate(job), JobClass.UNCERTAIN.rank, now)
+            queue = self.algorithm.queue
+            if self.states[job_id] == QUEUED and queue.rank(job) == JobClass.LARGE.rank:
+                moved = [job]
+                if self.config.promote_scope != "job":  # the jobs of Q before it in the policy's order go too
+                    in_q = [other for other in queue.ordered(now) if queue.rank(other) == JobClass.LARGE.rank]
+                    moved = in_q[:in_q.index(job) + 1]
+                    if self.config.promote_scope == "head":  # or only the first of them
+                        moved = list(dict.fromkeys((moved[0], job)))
+                for other in moved:
+                    self.algorithm.requeue(other, self._estimate(other), JobClass.UNCERTAIN.rank, now)
                 promoted = True
         return promoted
 
     def _promote_overdue(self, now: float) -> bool:
         """``promote_overdue``: the watched jobs whose total wait reached the longest first-attempt wait so far move
-        ahead of every queue, oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
+        ahead of every queue (or of the uncertain jobs and Q: ``overdue_ahead_of``), oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
         planned = None
         if self.config.promote_overdue == "killed-planned":
             def planned(job_id: str) -> float:
@@ -119,7 +127,7 @@ class DecisionExtras:
         for job_id in overdue:
             job = self.jobs[job_id]
             self.promoted[job_id] = now
-            self.algorithm.requeue(job, self._estimate(job), OVERDUE_RANK, now)
+            self.algorithm.requeue(job, self._estimate(job), OVERDUE_RANKS[self.config.overdue_ahead_of], now)
         return bool(overdue)
 
     def _trial_pays(self, job: Job) -> bool:
@@ -201,15 +209,20 @@ class DecisionExtras:
         """How much longer a job past its trial may hold up the first waiting job, ``head``, when a kill would not
         let it start now anyway: ``head_slack`` x its request, none for a job classified small (a delay of a
         fraction of what a job asks adds about that fraction to its bounded slowdown, if it runs that long)."""
-        if not self.config.head_slack or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+        if not self.config.head_slack or self._small_or_overdue(head):
             return 0.0  # a small head, or an overdue one (its wait is bounded: nothing may delay it)
         return self.config.head_slack * self.knowledge.estimate(head)
+
+    def _small_or_overdue(self, head: Job) -> bool:
+        """Whether the first waiting job is classified small or overdue (nothing may delay it)."""
+        rank = self.algorithm.queue.rank(head)
+        return rank <= JobClass.SMALL.rank or rank in OVERDUE_RANK_SET
 
     def _spare_within(self, head: Job) -> dict[str, float]:
         """``spare_within`` longest-wait: the latest start of the first waiting job, ``head``, that a job past its
         trial may push it to (its submission plus the longest first-attempt wait so far), as the keyword of
         :meth:`Algorithm.delays_head`; none for a head classified small or overdue."""
-        if self.config.spare_within == "none" or self.algorithm.queue.rank(head) <= JobClass.SMALL.rank:
+        if self.config.spare_within == "none" or self._small_or_overdue(head):
             return {}
         return {"latest_start": head.subtime + self.overdue.longest}
 

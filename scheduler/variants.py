@@ -25,16 +25,22 @@ KILL_FOR = ("requeued", "policy", "order")
 SPARE_WITHIN = ("none", "longest-wait")
 #: Where a job the safeguard killed waits again: in Q (the paper), or ahead of Q with the uncertain jobs.
 RETRY_QUEUES = ("large", "ahead", "fresh")
+#: Which jobs a promotion out of Q (promote_after) moves: the job alone, with every job of Q before it in the
+#: policy's order (no job of Q is overtaken by a promotion), or with the first of them (one for one).
+PROMOTE_SCOPES = ("job", "ahead", "head")
+#: Where uncertain jobs wait for their trial: ahead of Q, or in Q in the policy's order.
+UNCERTAIN_QUEUES = ("ahead", "with-large")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate", "uncertain_queue")
 #: Which uncertain jobs are tried: all, or those whose P(small) is at least the share of the machine they ask.
 TRIAL_GATES = ("none", "machine-share")
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
-                "spare_within")
+                "spare_within", "overdue_ahead_of")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
 CLASSIFIER_OPTIONS = {"running_siblings": "it overrides the classifier's answer",
+                      "promote_scope": "it moves jobs out of Q, the queue of the jobs classified large",
                       "promote_after": "it moves jobs out of Q, the queue of the jobs classified large"}
 
 #: The paper's variants (Figure 9): classifier, safeguard and runtime estimates; then ours.

@@ -219,3 +219,27 @@ def test_a_kill_that_lets_the_head_start_now_is_made_whatever_the_slack(head_sla
     jobs = [(1, 1, 2000, 1500), (0.5, 2, 20000, 50), (0, 1, 200, 90)]
     result, messages = run(jobs, 2, "blocking", options=dict(kill_for="order", head_slack=head_slack))
     assert kills(messages) == [(101, ("w0!0",))] and result.loc["1", "starting_time"] == 101
+
+
+@pytest.mark.parametrize("scope, first", [("job", "2"), ("ahead", "1")])
+def test_a_promotion_takes_along_the_jobs_of_q_before_it_in_the_policys_order(scope, first):
+    # job 0 holds the one processor until 1000; large jobs 1 (asking 1000 s) and 2 (100 s) wait in Q, uncertain job 3
+    # ahead of them. At 502, job 2 has waited 5 x its request: it leaves Q, and FCFS puts it before job 3; with scope
+    # ahead, job 1, before it in Q, leaves Q with it and goes first (else it would wait till 5,001)
+    jobs = [(0, 1, 1000, 1000), (1, 1, 1000, 100), (2, 1, 100, 100), (3, 1, 1000, 50)]
+    result, _ = run(jobs, 1, "blocking", uncertain=("w0!3",), options=dict(promote_after=5, promote_scope=scope))
+    assert result.loc[first, "starting_time"] == 1000
+
+
+@pytest.mark.parametrize("queue, first", [("ahead", "2"), ("with-large", "1")])
+def test_uncertain_jobs_wait_ahead_of_q_or_in_it(queue, first):
+    # job 0 holds the one processor until 1000; large job 1 and uncertain job 2 wait: ahead of Q, job 2 goes first;
+    # in Q, FCFS puts job 1 first
+    jobs = [(0, 1, 1000, 1000), (1, 1, 100, 100), (2, 1, 1000, 50)]
+    result, _ = run(jobs, 1, "blocking", uncertain=("w0!2",), options=dict(uncertain_queue=queue))
+    assert result.loc[first, "starting_time"] == 1000
+
+
+def test_the_scope_of_a_promotion_needs_a_promotion():
+    with pytest.raises(ConfigError, match="promote_scope.*promote_after"):
+        SchedulerConfig(**PROBING, promote_scope="ahead")

@@ -59,6 +59,9 @@ EXAMPLES = {
     "promote_after": ("10", 10, 10.0),
     "promote_overdue": ("Killed", "killed", "killed"),
     "spare_within": ("longest-wait", "longest-wait", "longest-wait"),
+    "overdue_ahead_of": ("Uncertain", "uncertain", "uncertain"),
+    "promote_scope": ("ahead", "ahead", "ahead"),
+    "uncertain_queue": ("with-large", "with-large", "with-large"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
@@ -72,9 +75,10 @@ BASE = {"classifier": "rf", "safeguard": "kill", "starvation_threshold": 86400}
 BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-threshold", "86400"]
 #: Options an example needs besides BASE.
 NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit", "probe_width", "probe_max_width",
-                                                     "trial_gate")}
+                                                     "trial_gate", "uncertain_queue")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
-          "order_by": {"divider_estimates": "all"}}
+          "order_by": {"divider_estimates": "all"}, "promote_scope": {"promote_after": 7.0},
+          "overdue_ahead_of": {"promote_overdue": "killed"}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [

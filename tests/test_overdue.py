@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.job import Job
-from scheduler.core.overdue import OVERDUE_RANK, Overdue
+from scheduler.errors import ConfigError
+from scheduler.core.overdue import OVERDUE_RANKS, Overdue
 from scheduler.core.policies import get_policy
 from scheduler.core.queue import JobQueue
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
@@ -21,8 +22,8 @@ TOLERANT = dict(classifier="rf", safeguard="kill", probe_threshold=0.02, divider
                 kill_for="order", head_slack=0.3, promote_after=7.0, order_by="estimate")
 
 
-def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", overdue="killed"):
-    config = SchedulerConfig(**TOLERANT, policy=policy, promote_overdue=overdue)
+def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", overdue="killed", **options):
+    config = SchedulerConfig(**TOLERANT, policy=policy, promote_overdue=overdue, **options)
     core = build_core(config, classifier=StubClassifier(set(small), divider, set(uncertain)))
     options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
     result = BatsimEngine(make_workload(jobs, nb_res), options=options).run(core.decide)
@@ -126,10 +127,33 @@ def test_overdue_jobs_go_first_oldest_first_whatever_the_policy(policy):
     queue = JobQueue(get_policy(policy))
     jobs = [Job(f"w0!{i}", float(i), 1, walltime, "p") for i, walltime in enumerate((900.0, 10.0, 500.0, 5.0))]
     queue.push(jobs[3], 5.0, rank=0)
-    queue.push(jobs[2], 500.0, rank=OVERDUE_RANK)
-    queue.push(jobs[0], 900.0, rank=OVERDUE_RANK)
+    queue.push(jobs[2], 500.0, rank=OVERDUE_RANKS["all"])
+    queue.push(jobs[0], 900.0, rank=OVERDUE_RANKS["all"])
     queue.push(jobs[1], 10.0, rank=2)
     assert [job.id for job in queue.ordered(0.0)] == ["w0!0", "w0!2", "w0!3", "w0!1"]
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "spf"])
+def test_overdue_jobs_ahead_of_the_uncertain_ones_wait_behind_q_small_only(policy):
+    queue = JobQueue(get_policy(policy))
+    jobs = [Job(f"w0!{i}", float(i), 1, walltime, "p") for i, walltime in enumerate((900.0, 10.0, 500.0, 5.0, 1.0))]
+    queue.push(jobs[4], 1.0, rank=1)  # uncertain
+    queue.push(jobs[3], 5.0, rank=0)  # small
+    queue.push(jobs[2], 500.0, rank=OVERDUE_RANKS["uncertain"])
+    queue.push(jobs[0], 900.0, rank=OVERDUE_RANKS["uncertain"])
+    queue.push(jobs[1], 10.0, rank=2)
+    assert [job.id for job in queue.ordered(0.0)] == ["w0!3", "w0!0", "w0!2", "w0!4", "w0!1"]
+
+
+def test_a_killed_job_overdue_behind_q_small_leaves_the_stream_of_trials_behind():
+    table, core = run(STREAM, 4, small={"w0!1"}, uncertain=STREAM_UNCERTAIN, overdue="killed-one",
+                      overdue_ahead_of="uncertain")
+    assert "w0!0#1" in core.promoted and table.loc["0#1", "starting_time"] < 2_000
+
+
+def test_where_overdue_jobs_go_needs_overdue_jobs():
+    with pytest.raises(ConfigError, match="overdue_ahead_of.*promote_overdue"):
+        SchedulerConfig(**TOLERANT, overdue_ahead_of="uncertain")
 
 
 def test_classification_guarded_is_tolerant_with_killed_jobs_moved_one_at_a_time_past_the_longest_wait():

@@ -10,6 +10,7 @@ from itertools import compress, islice
 from operator import itemgetter
 
 from scheduler.core.job import Job
+from scheduler.core.overdue import OVERDUE_RANK_SET
 from scheduler.core.policies import Policy
 
 #: Where a starving job moves: to the head of its own queue (its rank), or ahead of every rank.
@@ -21,8 +22,8 @@ class JobQueue:
 
     A job's position is ``(rank, policy key)``: lower ranks come first. The ranks are those of
     :class:`scheduler.knowledge.choices.JobClass`: 0 (Q_small), 1 (uncertain jobs, and the default of
-    :meth:`push`), 2 (Q); and -1 for the overdue jobs (:mod:`scheduler.core.overdue`), which go oldest first
-    whatever the policy. A job that has waited longer than ``starvation_threshold`` seconds is
+    :meth:`push`), 2 (Q); and -1 or 0.5 for the overdue jobs (:mod:`scheduler.core.overdue`), ahead of every rank or
+    behind Q_small only, which go oldest first whatever the policy. A job that has waited longer than ``starvation_threshold`` seconds is
     *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
     ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
     jobs go oldest first.
@@ -74,7 +75,7 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            key = self.policy.key(job, order, now) if rank >= 0 else (job.subtime, job.id)  # overdue: oldest first
+            key = (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, order, now)  # overdue: oldest first
             entry = self._entry[job.id] = (rank, key, job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
@@ -189,8 +190,8 @@ class JobQueue:
         return self._in_order[0]
 
     def _key(self, job: Job, rank: int, estimate: float, now: float) -> tuple:
-        """The policy's key of a job in ``rank``; overdue jobs (a negative rank) go oldest first."""
-        return self.policy.key(job, estimate, now) if rank >= 0 else (job.subtime, job.id)
+        """The policy's key of a job in ``rank``; overdue jobs (an overdue rank) go oldest first."""
+        return (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, estimate, now)
 
     def _starving(self, now: float, limit: int | None = None) -> list[Job]:
         if self.starvation_threshold is None or not self._by_submission:
