@@ -72,8 +72,8 @@ def ref_path(out: Path, variant: str, trace: str, policy: str) -> Path:
 
 
 def simulate(jobs: Path, trace: str, policy: str, options: list[str]) -> Path:
-    """``jobs`` (a ``_jobs.csv`` path), simulated unless it exists."""
-    if jobs.exists():
+    """``jobs`` (a ``_jobs.csv`` path), simulated unless its run is whole (its summary, written last, is there)."""
+    if jobs.with_name(jobs.name.replace("_jobs.csv", "_summary.json")).exists():
         return jobs
     swf, machine, _ = TRACES[trace]
     jobs.parent.mkdir(parents=True, exist_ok=True)

@@ -141,7 +141,9 @@ class SchedulerConfig:
     promote_scope: str = option(
         "job", "--promote-after: which jobs a promotion moves out of Q: job (the job alone); ahead (the job and every "
                "job of Q before it in the policy's order, so that no job of Q is overtaken by a promotion); head (the "
-               "job and the first job of Q, one for one)",
+               "job and the first job of Q, one for one). Measured: head meets every bar on LANL-CM5 but keeps "
+               "0.89-0.90 of class-clairvoyant's reduction on KTH-SP2 SPF, SDSC-SP2 FCFS and HPC2N FCFS; ahead "
+               "0.86-0.88",
         choice(lambda: PROMOTE_SCOPES), metavar="NAME", group="trials")
     trial_gate: str = option(
         "none", "which uncertain jobs get a trial: none (all of them) or machine-share (those whose probability of "
@@ -150,7 +152,9 @@ class SchedulerConfig:
         choice(lambda: TRIAL_GATES), metavar="NAME", group="trials")
     uncertain_queue: str = option(
         "ahead", "where uncertain jobs wait for their trial: ahead (ahead of Q, behind Q_small) or with-large (in Q, in "
-                 "the policy's order: a trial then overtakes Q's jobs only as a backfill, planned with its bound)",
+                 "the policy's order: a trial then overtakes Q's jobs only as a backfill, planned with its bound). "
+                 "Measured worse: with-large keeps 0.78 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest "
+                 "wait stays 8.2x base's",
         choice(lambda: UNCERTAIN_QUEUES), metavar="NAME", group="trials")
     promote_overdue: str = option(
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
@@ -162,7 +166,8 @@ class SchedulerConfig:
         metavar="SCOPE", group="trials")
     overdue_ahead_of: str = option(
         "all", "--promote-overdue: which queues an overdue job goes ahead of: all (every queue, Q_small included) or "
-               "uncertain (the uncertain jobs and Q: it waits behind the jobs classified small)",
+               "uncertain (the uncertain jobs and Q: it waits behind the jobs classified small). Measured worse: "
+               "uncertain keeps 0.84 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest wait is 1.59x base's",
         choice(lambda: OVERDUE_AHEAD_OF), metavar="NAME", group="trials")
     spare_within: str = option(
         "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "

@@ -112,7 +112,8 @@ class DecisionExtras:
 
     def _promote_overdue(self, now: float) -> bool:
         """``promote_overdue``: the watched jobs whose total wait reached the longest first-attempt wait so far move
-        ahead of every queue (or of the uncertain jobs and Q: ``overdue_ahead_of``), oldest first (:mod:`scheduler.core.overdue`). Whether any did."""
+        ahead of every queue (or of the uncertain jobs and Q: ``overdue_ahead_of``), oldest first
+        (:mod:`scheduler.core.overdue`). Whether any did."""
         planned = None
         if self.config.promote_overdue == "killed-planned":
             def planned(job_id: str) -> float:

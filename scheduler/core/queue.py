@@ -22,9 +22,9 @@ class JobQueue:
 
     A job's position is ``(rank, policy key)``: lower ranks come first. The ranks are those of
     :class:`scheduler.knowledge.choices.JobClass`: 0 (Q_small), 1 (uncertain jobs, and the default of
-    :meth:`push`), 2 (Q); and -1 or 0.5 for the overdue jobs (:mod:`scheduler.core.overdue`), ahead of every rank or
-    behind Q_small only, which go oldest first whatever the policy. A job that has waited longer than ``starvation_threshold`` seconds is
-    *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
+    :meth:`push`), 2 (Q); and -1 or 0.5 for the overdue jobs (:mod:`scheduler.core.overdue`), ahead of every
+    rank or behind Q_small only, which go oldest first whatever the policy. A job that has waited longer than
+    ``starvation_threshold`` seconds is *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
     ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
     jobs go oldest first.
 
@@ -75,7 +75,8 @@ class JobQueue:
         if self.starvation_threshold is not None:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
-            key = (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, order, now)  # overdue: oldest first
+            # overdue jobs go oldest first
+            key = (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, order, now)
             entry = self._entry[job.id] = (rank, key, job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
