@@ -153,8 +153,8 @@ class SchedulerConfig:
     uncertain_queue: str = option(
         "ahead", "where uncertain jobs wait for their trial: ahead (ahead of Q, behind Q_small) or with-large (in Q, in "
                  "the policy's order: a trial then overtakes Q's jobs only as a backfill, planned with its bound). "
-                 "Measured worse: with-large keeps 0.78 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest "
-                 "wait stays 8.2x base's",
+                 "Measured worse: with-large keeps 0.78 of class-clairvoyant's reduction on HPC2N FCFS, and "
+                 "LANL-CM5 FCFS's longest wait stays 8.2x base's",
         choice(lambda: UNCERTAIN_QUEUES), metavar="NAME", group="trials")
     promote_overdue: str = option(
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
@@ -167,7 +167,8 @@ class SchedulerConfig:
     overdue_ahead_of: str = option(
         "all", "--promote-overdue: which queues an overdue job goes ahead of: all (every queue, Q_small included) or "
                "uncertain (the uncertain jobs and Q: it waits behind the jobs classified small). Measured worse: "
-               "uncertain keeps 0.84 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest wait is 1.59x base's",
+               "uncertain keeps 0.84 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest wait "
+               "is 1.59x base's",
         choice(lambda: OVERDUE_AHEAD_OF), metavar="NAME", group="trials")
     spare_within: str = option(
         "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "

@@ -24,9 +24,9 @@ class JobQueue:
     :class:`scheduler.knowledge.choices.JobClass`: 0 (Q_small), 1 (uncertain jobs, and the default of
     :meth:`push`), 2 (Q); and -1 or 0.5 for the overdue jobs (:mod:`scheduler.core.overdue`), ahead of every
     rank or behind Q_small only, which go oldest first whatever the policy. A job that has waited longer than
-    ``starvation_threshold`` seconds is *starving*: with ``starvation_scope="queue"`` it moves to the head of its own rank (Q_small stays
-    ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank; starving
-    jobs go oldest first.
+    ``starvation_threshold`` seconds is *starving*: with ``starvation_scope="queue"`` it moves to the head of its
+    own rank (Q_small stays ahead of the uncertain jobs, and they ahead of Q), with ``"all"`` ahead of every rank;
+    starving jobs go oldest first.
 
     The policy orders a job by the estimate it was pushed with (the one it is planned with), or by
     ``order_estimate(job)`` when given: the decision core plans a watched job with its trial's bound,
