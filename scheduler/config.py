@@ -185,7 +185,7 @@ class SchedulerConfig:
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
     train_window: int | None = option(
-        None, "the rf classifier trains on the jobs completed during the last N weeks only (default: every previous "
+        None, "the rf classifier trains on the jobs completed during the last WEEKS weeks only (default: every previous "
               "week, as the paper); the divider is unchanged", optional(positive_integer), metavar="WEEKS",
         parse=integer_text, group="classes")
     model: str | None = option(
