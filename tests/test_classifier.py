@@ -206,7 +206,7 @@ def test_training_window_is_capped_and_history_only_jobs_are_not_trained_on():
     assert "w0!never-classified" not in set(clf.predictions().job_id)
 
 
-def test_a_training_window_trains_on_the_jobs_completed_during_its_last_weeks_only():
+def test_a_training_window_trains_on_the_jobs_completed_during_its_last_weeks_only(tmp_path):
     """--train-window N: each weekly fit sees the jobs completed during the N weeks before it, no older ones; the
     divider is still the median of every completion."""
     jobs = synthetic_jobs(n=400, weeks=6)
@@ -227,6 +227,8 @@ def test_a_training_window_trains_on_the_jobs_completed_during_its_last_weeks_on
     assert clf.get_config()["train_window"] == 2
     wide = run(JobClassifier(train_window=6, **FAST), events).predictions()  # the whole trace: as without
     pd.testing.assert_frame_equal(wide, unbounded.predictions())
+    loaded = JobClassifier.load(clf.save(tmp_path / "windowed.clf"))
+    assert loaded.train_window == 2 and loaded._fit_key == clf._fit_key
 
 
 @pytest.mark.parametrize("options", [dict(train_window=4), dict(classifier="oracle", train_window=4),

@@ -309,8 +309,8 @@ class JobClassifier(ClassifierReports):
         refit = False
         if self.method == "rf" and len(train) and not math.isnan(divider):
             key = (self._completions, divider)
-            if self.train_window is not None:  # the same completions, fewer of them in the window as time passes
-                key += (len(train),)
+            if self.train_window is not None:  # the same completions, fewer of them in the window as time passes:
+                key += (len(train), int(train[0]))  # the first and the count tell which suffix of them is kept
             if key != self._fit_key:
                 self._fit(train, labels)
                 self._fit_key = key
