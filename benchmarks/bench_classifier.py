@@ -16,11 +16,12 @@ Every child keeps the modules it compiles in a temporary folder (``common.child_
 each variant on the shipped sample first), as an installed package has its bytecode. The variants are
 interleaved over ``--repeat`` rounds (a slow spell of the machine hits all alike).
 For each, the best and median wall time and the best CPU time (the child's user + system), and
-their ratios to ``base`` in the same run, and the run's mean bounded slowdown (tau = 60 s); ``probing / idempotent`` compares the two classifier
-variants. Targets (issues 13, 14, 22 and 30): class-clairvoyant at most 1.5x base, classification-idempotent
-at most 3x base (4x in issue 14), classification-probing and classification-bounded at most 1.5x classification-idempotent
-(wall time). ``--train-window 4,12`` also runs each forest variant with ``--train-window 4`` and with
-``--train-window 12`` (the forest trained on the last weeks only; issue 40): what it saves and what it costs.
+their ratios to ``base`` in the same run, and the run's mean bounded slowdown (tau = 60 s);
+``probing / idempotent`` compares the two classifier variants. Targets (issues 13, 14, 22 and 30):
+class-clairvoyant at most 1.5x base, classification-idempotent at most 3x base (4x in issue 14),
+classification-probing and classification-bounded at most 1.5x classification-idempotent (wall time).
+``--train-window 4,12`` also runs each forest variant with ``--train-window 4`` and with ``--train-window 12``
+(the forest trained on the last weeks only; issue 40): what it saves and what it costs.
 
     python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,HPC2N,KTH-SP2,synthetic-250k]
         [--variants base,classification-idempotent] [--train-window WEEKS,...]

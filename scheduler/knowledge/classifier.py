@@ -5,18 +5,18 @@ submission order) and :meth:`JobClassifier.completed` when a job finishes. No I/
 wall clock; the same calls with the same seed give the same answers.
 
 Weeks and retraining
-    Weeks are ``week`` seconds long, counted from ``start_time`` (the simulation start).
-    The first call whose ``now`` falls in a new week retrains the model on the jobs that
-    completed so far (all submitted in earlier weeks), keeping the ``max_training_jobs``
-    most recently submitted; with ``train_window`` (N weeks, off by default: the paper trains
-    on all previous weeks), only those of this run that completed during the last N weeks. During the first week there is no model and every job is
-    large. Jobs are labelled small iff runtime < divider; the divider is the median runtime
-    of every job completed so far (``"median"``, recomputed at each retrain: the paper trains
-    on all previous weeks, and its dividers are the traces' medians), the median runtime of
-    the jobs that completed during the previous week (``"last-week-median"``), or a fixed
-    number of seconds. When no job has completed yet the divider is undefined (NaN) and
-    every job is large. ``method="oracle"`` gives the true class (``job.runtime``, capped by
-    the walltime, < divider) and ``method="none"`` calls every job large.
+    Weeks are ``week`` seconds long, counted from ``start_time`` (the simulation start). The first
+    call whose ``now`` falls in a new week retrains the model on the jobs that completed so far (all
+    submitted in earlier weeks), keeping the ``max_training_jobs`` most recently submitted; with
+    ``train_window`` (N weeks, off by default: the paper trains on all previous weeks), only those
+    of this run that completed during the last N weeks. During the first week there is no model and
+    every job is large. Jobs are labelled small iff runtime < divider; the divider is the median
+    runtime of every job completed so far (``"median"``, recomputed at each retrain: the paper
+    trains on all previous weeks, and its dividers are the traces' medians), the median runtime of
+    the jobs that completed during the previous week (``"last-week-median"``), or a fixed number of
+    seconds. When no job has completed yet the divider is undefined (NaN) and every job is large.
+    ``method="oracle"`` gives the true class (``job.runtime``, capped by the walltime, < divider)
+    and ``method="none"`` calls every job large.
 
 Features (:mod:`scheduler.knowledge.features`)
     The job's request and submission time, and the classes of the completed jobs of the
