@@ -2,12 +2,13 @@
 
 Runs, each in a fresh process, ``python -m scheduler simulate TRACE --variant V -e SCRATCH/...`` for
 the variants ``base`` (EASY-FCFS, the baseline), ``class-clairvoyant`` (the oracle classifier),
-``classification-idempotent`` (the online Random Forest with the safeguard), ``classification-probing``
-and ``classification-bounded``, on three traces:
+``classification-idempotent`` (the online Random Forest with the safeguard), ``classification-probing``,
+``classification-bounded`` and ``classification-tolerant``, on four traces:
 
 - ``SDSC-SP2``: ``../shared/workloads/SDSC-SP2-1998-4.2-cln.swf.gz`` (54k jobs, 105 weeks), read,
   cleaned and converted on the fly; skipped when the shared folder is absent;
 - ``HPC2N``: ``../shared/workloads/HPC2N-2002-2.2-cln.swf.gz`` (203k jobs, 3.5 years), the same way;
+- ``KTH-SP2``: ``../shared/workloads/KTH-SP2-1996-2.1-cln.swf.gz`` (28k jobs, 48 weeks), the same way;
 - ``synthetic-250k``: ``generate(250000, weeks=250, nb_res=128, seed=1)``, written once to a
   temporary Batsim JSON file.
 
@@ -15,18 +16,21 @@ Every child keeps the modules it compiles in a temporary folder (``common.child_
 each variant on the shipped sample first), as an installed package has its bytecode. The variants are
 interleaved over ``--repeat`` rounds (a slow spell of the machine hits all alike).
 For each, the best and median wall time and the best CPU time (the child's user + system), and
-their ratios to ``base`` in the same run; ``probing / idempotent`` compares the two classifier
-variants. Targets (issues 13, 14, 22 and 30): class-clairvoyant at most 1.5x base, classification-idempotent
-at most 3x base (4x in issue 14), classification-probing and classification-bounded at most 1.5x classification-idempotent
-(wall time).
+their ratios to ``base`` in the same run, and the run's mean bounded slowdown (tau = 60 s);
+``probing / idempotent`` compares the two classifier variants. Targets (issues 13, 14, 22 and 30):
+class-clairvoyant at most 1.5x base, classification-idempotent at most 3x base (4x in issue 14),
+classification-probing and classification-bounded at most 1.5x classification-idempotent (wall time).
+``--train-window 4,12`` also runs each forest variant with ``--train-window 4`` and with ``--train-window 12``
+(the forest trained on the last weeks only; issue 40): what it saves and what it costs.
 
-    python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,HPC2N,synthetic-250k]
-        [--variants base,classification-idempotent]
+    python benchmarks/bench_classifier.py [--repeat 3] [--traces SDSC-SP2,HPC2N,KTH-SP2,synthetic-250k]
+        [--variants base,classification-idempotent] [--train-window WEEKS,...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -46,10 +50,13 @@ from common import (  # noqa: E402
     synthetic_trace,
 )
 
-SHARED_TRACES = {"SDSC-SP2": "workloads/SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N": "workloads/HPC2N-2002-2.2-cln.swf.gz"}
+SHARED_TRACES = {"SDSC-SP2": "workloads/SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N": "workloads/HPC2N-2002-2.2-cln.swf.gz",
+                 "KTH-SP2": "workloads/KTH-SP2-1996-2.1-cln.swf.gz"}
 TRACES = (*SHARED_TRACES, "synthetic-250k")
 VARIANTS = ("base", "class-clairvoyant", "classification-idempotent", "classification-probing",
-            "classification-bounded")
+            "classification-bounded", "classification-tolerant")
+#: The variants whose forest ``--train-window`` bounds.
+FOREST_VARIANTS = VARIANTS[2:]
 #: Largest wall-time ratios allowed (issue 14: against base, tightened to 3x for idempotent by issue 30;
 #: issues 13 and 22: probing against idempotent).
 TARGETS = {"class-clairvoyant": 1.5, "classification-idempotent": 3.0}
@@ -64,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="comma-separated, among the variants above (base always runs: the ratios' base)")
     parser.add_argument("--synthetic-jobs", type=int, default=250_000, help="jobs of the synthetic trace")
+    parser.add_argument("--train-window", default="", metavar="WEEKS,...",
+                        help="also run each forest variant with each of these --train-window values")
     args = parser.parse_args(argv)
+    try:
+        windows = [int(weeks) for weeks in args.train_window.split(",") if weeks]
+    except ValueError:
+        parser.error(f"--train-window: expected comma-separated numbers of weeks, got {args.train_window!r}")
     names = [name for name in args.traces.split(",") if name]
     unknown = [name for name in names if name not in TRACES]
     if unknown:
@@ -74,19 +87,22 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
 
+    runs = {variant: (variant, []) for variant in variants}
+    runs |= {f"{variant} --train-window {weeks}": (variant, ["--train-window", str(weeks)])
+             for variant in variants if variant in FOREST_VARIANTS for weeks in windows}
     print(f"# The classifier variants against EASY-FCFS base ({machine_line()}; best of {args.repeat}, "
           f"one fresh process per run)")
     with tempfile.TemporaryDirectory(prefix="bench_classifier_") as scratch:
         warm_up(Path(scratch), variants)
         traces = prepare(names, Path(scratch), args.synthetic_jobs)
         for name, path in traces.items():
-            measure(name, path, Path(scratch), args.repeat, variants)
+            measure(name, path, Path(scratch), args.repeat, runs)
     return 0
 
 
-def simulate_command(trace: Path, variant: str, prefix: Path) -> list[str]:
-    return [sys.executable, "-m", "scheduler", "simulate", str(trace), "--variant", variant, "--no-progress",
-            "-e", str(prefix)]
+def simulate_command(trace: Path, variant: str, prefix: Path, options: list[str] = ()) -> list[str]:
+    return [sys.executable, "-m", "scheduler", "simulate", str(trace), "--variant", variant, *options,
+            "--no-progress", "-e", str(prefix)]
 
 
 def warm_up(scratch: Path, variants: list[str]) -> None:
@@ -112,22 +128,27 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, P
     return traces
 
 
-def measure(name: str, trace: Path, scratch: Path, rounds: int, variants: list[str]) -> None:
-    commands = {variant: simulate_command(trace, variant, scratch / f"{name}_{variant}") for variant in variants}
+def measure(name: str, trace: Path, scratch: Path, rounds: int, runs: dict[str, tuple[str, list[str]]]) -> None:
+    """Run each of ``runs`` (label: variant and extra options) ``rounds`` times, interleaved; print the table."""
+    prefixes = {label: scratch / f"{name}_run{number}" for number, label in enumerate(runs)}
+    commands = {label: simulate_command(trace, variant, prefixes[label], options)
+                for label, (variant, options) in runs.items()}
     wall, cpu, calibration = interleaved_children(commands, rounds, scratch / "bytecode")
     base_wall, base_cpu = wall["base"].best, cpu["base"]
     rows = []
-    for variant in variants:
-        target = TARGETS.get(variant)
+    for label, (variant, options) in runs.items():
+        target = None if options else TARGETS.get(variant)
+        bsld = json.loads(Path(f"{prefixes[label]}_summary.json").read_text())["metrics"]["mean_bsld"]
         rows.append([
-            variant, seconds(wall[variant].best), seconds(wall[variant].median), seconds(cpu[variant]),
-            ratio(wall[variant].best, base_wall), ratio(cpu[variant], base_cpu),
-            "" if target is None else f"≤ {target:g}x: " + ("yes" if wall[variant].best <= target * base_wall
+            label, seconds(wall[label].best), seconds(wall[label].median), seconds(cpu[label]),
+            ratio(wall[label].best, base_wall), ratio(cpu[label], base_cpu), f"{bsld:.2f}",
+            "" if target is None else f"≤ {target:g}x: " + ("yes" if wall[label].best <= target * base_wall
                                                             else "**no**"),
         ])
     print(f"\n## {name} (`{trace.name}`)\n")
     print(markdown_table(["variant", "wall best", "wall median", "CPU best", "wall / base", "CPU / base",
-                          "target (wall)"], rows))
+                          "mean bsld", "target (wall)"], rows))
+    variants = [label for label, (_, options) in runs.items() if not options]
     for variant in (name for name in PROBING if name in variants and "classification-idempotent" in variants):
         idempotent = wall["classification-idempotent"].best
         probing = wall[variant].best

@@ -83,6 +83,7 @@ def classifier_starter(config: SchedulerConfig) -> Callable[[float], Classifier]
         return saved.restart
     return lambda start_time: JobClassifier(
         method=config.classifier, divider=config.divider, features=config.features, seed=config.seed,
+        train_window=config.train_window,
         start_time=start_time, timezone=config.timezone, threshold=config.classifier_threshold,
         probe_threshold=config.probe_threshold, partial_oracle=config.partial_oracle,
         estimator=registry.make("estimator", config.estimator, config.estimator_options)

@@ -24,8 +24,8 @@ from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.option import (Option, checked, choice, divider_value, integer_text, json_object, json_text,
                               non_empty_text, non_negative, number_text, option, optional, options_of,
-                              positive_seconds, probability_below_one, probability_or_one, registered, seed_value,
-                              timezone_value)
+                              positive_integer, positive_seconds, probability_below_one, probability_or_one, registered,
+                              seed_value, timezone_value)
 from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
                                 PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
                                 PROMOTE_SCOPES, SIBLINGS, SPARE_WITHIN, TRIAL_GATES, UNCERTAIN_QUEUES,
@@ -204,6 +204,10 @@ class SchedulerConfig:
     features: str = option(
         "live", "classifier history features: live (every job completed before the submission) or paper "
                 "(previous weeks only)", choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
+    train_window: int | None = option(
+        None, "the rf classifier trains on the jobs completed during the last WEEKS weeks only (default: every "
+              "previous week, as the paper); the divider is unchanged", optional(positive_integer), metavar="WEEKS",
+        parse=integer_text, group="classes")
     model: str | None = option(
         None, "start from a classifier saved with simulate --save-model FILE", optional(non_empty_text), metavar="FILE",
         group="classes")
@@ -261,6 +265,9 @@ class SchedulerConfig:
         for name, reason in CLASSIFIER_OPTIONS.items():
             if name in changed and self.classifier == "none":
                 raise ConfigError(f"{name}: {reason}: it needs a classifier")
+        if self.train_window is not None and (self.classifier != "rf" or self.model is not None):
+            raise ConfigError("train_window: it bounds what the rf classifier trains on: it needs classifier 'rf' "
+                              "and no model (a saved classifier keeps its own training)")
         if self.model is not None and self.classifier != "rf":
             raise ConfigError("model: a saved classifier is the paper's Random Forest: it needs classifier 'rf' "
                               f"(got {self.classifier!r})")

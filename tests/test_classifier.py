@@ -206,6 +206,40 @@ def test_training_window_is_capped_and_history_only_jobs_are_not_trained_on():
     assert "w0!never-classified" not in set(clf.predictions().job_id)
 
 
+def test_a_training_window_trains_on_the_jobs_completed_during_its_last_weeks_only(tmp_path):
+    """--train-window N: each weekly fit sees the jobs completed during the N weeks before it, no older ones; the
+    divider is still the median of every completion."""
+    jobs = synthetic_jobs(n=400, weeks=6)
+    events = events_of(jobs)
+    completions = [now for now, kind, _ in events if kind == "complete"]
+    unbounded = run(JobClassifier(**FAST), events)
+    clf = JobClassifier(train_window=2, **FAST)
+    fits, fit = [], clf._fit
+    clf._fit = lambda train, labels: (fits.append((clf.current_week, len(train))), fit(train, labels))
+    run(clf, events)
+    assert [week for week, _ in fits] == list(range(1, len(fits) + 1)) and len(fits) >= 5
+    for week, size in fits:
+        assert size == sum((week - 2) * WEEK <= now < week * WEEK for now in completions)
+    windowed, everything = clf.weekly_report(), unbounded.weekly_report()
+    assert (windowed.training_size <= everything.training_size).all()
+    assert windowed.training_size.iloc[-1] < everything.training_size.iloc[-1]
+    np.testing.assert_array_equal(windowed.divider, everything.divider)
+    assert clf.get_config()["train_window"] == 2
+    wide = run(JobClassifier(train_window=6, **FAST), events).predictions()  # the whole trace: as without
+    pd.testing.assert_frame_equal(wide, unbounded.predictions())
+    loaded = JobClassifier.load(clf.save(tmp_path / "windowed.clf"))
+    assert loaded.train_window == 2 and loaded._fit_key == clf._fit_key
+
+
+@pytest.mark.parametrize("options", [dict(train_window=4), dict(classifier="oracle", train_window=4),
+                                     dict(classifier="rf", model="saved.clf", train_window=4)])
+def test_a_training_window_needs_the_forest_trained_here(options):
+    with pytest.raises(ConfigError, match="train_window"):
+        SchedulerConfig(**options)
+    with pytest.raises(ConfigError, match="train_window"):
+        JobClassifier(train_window=0, **FAST)
+
+
 @pytest.mark.slow
 def test_same_seed_same_answers_and_idempotent_classify():
     jobs = synthetic_jobs(seed=4)

@@ -107,6 +107,8 @@ def mutated(draw):
             messages[i], messages[j] = messages[j], messages[i]
         elif kind.endswith("field"):
             slots = _slots(mutable(i), [])
+            if not slots:  # earlier mutations deleted every field of this message
+                continue
             container, key = slots[_pick(draw, slots)]
             if kind == "delete field" and isinstance(container, dict):
                 del container[key]

@@ -196,7 +196,8 @@ CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
 LATER_OPTIONS = {"algorithm": "easy", "algorithm_options": None, "policy_options": None, "estimator": "forest",
                  "estimator_options": None, "probe_limit": None, "probe_width": None,
                  "siblings": "keep", "retry_queue": "large", "probe_max_width": None, "kill_on": "deadline",
-                 "kill_for": "requeued", "kill_slack": 0.0, "running_siblings": "ignore"}
+                 "kill_for": "requeued", "kill_slack": 0.0, "running_siblings": "ignore",
+                 "train_window": None}
 
 
 def relevant_options(config: dict) -> dict:

@@ -5,17 +5,18 @@ submission order) and :meth:`JobClassifier.completed` when a job finishes. No I/
 wall clock; the same calls with the same seed give the same answers.
 
 Weeks and retraining
-    Weeks are ``week`` seconds long, counted from ``start_time`` (the simulation start).
-    The first call whose ``now`` falls in a new week retrains the model on the jobs that
-    completed so far (all submitted in earlier weeks), keeping the ``max_training_jobs``
-    most recently submitted. During the first week there is no model and every job is
-    large. Jobs are labelled small iff runtime < divider; the divider is the median runtime
-    of every job completed so far (``"median"``, recomputed at each retrain: the paper trains
-    on all previous weeks, and its dividers are the traces' medians), the median runtime of
-    the jobs that completed during the previous week (``"last-week-median"``), or a fixed
-    number of seconds. When no job has completed yet the divider is undefined (NaN) and
-    every job is large. ``method="oracle"`` gives the true class (``job.runtime``, capped by
-    the walltime, < divider) and ``method="none"`` calls every job large.
+    Weeks are ``week`` seconds long, counted from ``start_time`` (the simulation start). The first
+    call whose ``now`` falls in a new week retrains the model on the jobs that completed so far (all
+    submitted in earlier weeks), keeping the ``max_training_jobs`` most recently submitted; with
+    ``train_window`` (N weeks, off by default: the paper trains on all previous weeks), only those
+    of this run that completed during the last N weeks. During the first week there is no model and
+    every job is large. Jobs are labelled small iff runtime < divider; the divider is the median
+    runtime of every job completed so far (``"median"``, recomputed at each retrain: the paper
+    trains on all previous weeks, and its dividers are the traces' medians), the median runtime of
+    the jobs that completed during the previous week (``"last-week-median"``), or a fixed number of
+    seconds. When no job has completed yet the divider is undefined (NaN) and every job is large.
+    ``method="oracle"`` gives the true class (``job.runtime``, capped by the walltime, < divider)
+    and ``method="none"`` calls every job large.
 
 Features (:mod:`scheduler.knowledge.features`)
     The job's request and submission time, and the classes of the completed jobs of the
@@ -118,6 +119,8 @@ class JobClassifier(ClassifierReports):
         trees is packed for speed.
     max_training_jobs : train on at most this many of the most recently submitted
         completed jobs (None: all of them).
+    train_window : None (every previous week), or train only on the jobs that completed during the
+        last ``train_window`` weeks of this run (the divider is still computed as ``divider`` says).
     timezone : the trace's time zone for the temporal features: an IANA name (the SWF
         ``TimeZoneString`` header), an offset in seconds east of UTC, or None (UTC).
     threshold : a job is small when P(small) > threshold.
@@ -132,6 +135,7 @@ class JobClassifier(ClassifierReports):
     def __init__(self, *, method: str = "rf", divider: str | float = "median", features: str = "live",
                  seed: int = 0, week: float = 604800.0, start_time: float = 0.0, estimator=None,
                  max_training_jobs: int | None = DEFAULTS["max_training_jobs"],
+                 train_window: int | None = None,
                  timezone: str | float | None = None,
                  threshold: float = DEFAULTS["threshold"],
                  probe_threshold: float | None = None,
@@ -158,6 +162,10 @@ class JobClassifier(ClassifierReports):
                                                   and max_training_jobs > 0):
             raise ConfigError(f"classifier max_training_jobs must be a positive integer or None, "
                               f"got {max_training_jobs!r}")
+        if train_window is not None and not (isinstance(train_window, numbers.Integral)
+                                             and not isinstance(train_window, bool) and train_window > 0):
+            raise ConfigError(f"classifier train_window must be a positive number of weeks or None, "
+                              f"got {train_window!r}")
         self.set_thresholds(threshold, probe_threshold)
         self.method = method
         self.divider = divider
@@ -166,6 +174,7 @@ class JobClassifier(ClassifierReports):
         self.week = float(week)
         self.start_time = float(start_time)
         self.max_training_jobs = None if max_training_jobs is None else int(max_training_jobs)
+        self.train_window = None if train_window is None else int(train_window)
         self.timezone = float(timezone) if is_number(timezone) else timezone
         self.categories = tuple(categories)
         self.partial_oracle = partial_oracle
@@ -189,7 +198,7 @@ class JobClassifier(ClassifierReports):
         return {
             "method": self.method, "divider": self.divider, "features": self.features, "seed": self.seed,
             "week": self.week, "start_time": self.start_time, "estimator": estimator,
-            "max_training_jobs": self.max_training_jobs, "timezone": self.timezone,
+            "max_training_jobs": self.max_training_jobs, "train_window": self.train_window, "timezone": self.timezone,
             "threshold": self.threshold, "probe_threshold": self.probe_threshold,
             "categories": list(self.categories), "partial_oracle": self.partial_oracle,
         }
@@ -273,6 +282,10 @@ class JobClassifier(ClassifierReports):
         # classified and completed, by submission
         completed = np.flatnonzero(~np.isnan(runtime) & (jobs.column("week") >= 0))
         train = completed
+        if self.train_window is not None:  # completed during the last train_window weeks of this run
+            since = self.start_time + (week - self.train_window) * self.week
+            recent = (jobs.column("complete_time")[train] >= since) & (jobs.column("run")[train] == self._run)
+            train = train[recent]
         if self.max_training_jobs is not None and len(train) > self.max_training_jobs:
             train = train[-self.max_training_jobs:]
         runtimes = runtime[train]
@@ -296,6 +309,8 @@ class JobClassifier(ClassifierReports):
         refit = False
         if self.method == "rf" and len(train) and not math.isnan(divider):
             key = (self._completions, divider)
+            if self.train_window is not None:  # the same completions, fewer of them in the window as time passes:
+                key += (len(train), int(train[0]))  # the first and the count tell which suffix of them is kept
             if key != self._fit_key:
                 self._fit(train, labels)
                 self._fit_key = key
