@@ -60,7 +60,7 @@ RULES: dict[str, list[str]] = {
     "overdue-small": [*OVERDUE, "--overdue-ahead-of", "uncertain"],
     "no-head-slack": [*TOLERANT, "--head-slack", "0"],
     "promote-ahead": [*TOLERANT, "--promote-scope", "ahead"],
-    "promote-head": [*TOLERANT, "--promote-scope", "head"],
+    "promote-head": ["--variant", "classification-ordered"],
     "promote-ahead-one": [*TOLERANT, "--promote-scope", "ahead", "--promote-overdue", "killed-one"],
     "uncertain-in-q": [*TOLERANT, "--uncertain-queue", "with-large"],
     "uncertain-in-q-one": [*TOLERANT, "--uncertain-queue", "with-large", "--promote-overdue", "killed-one"],

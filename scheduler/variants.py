@@ -76,4 +76,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                "promote_after": 7.0, "order_by": "estimate", "promote_overdue": "killed-one"},
+    # tolerant, but each job promoted out of Q takes the first job of Q with it (one for one), so that jobs promoted
+    # after seven of their short requests do not overtake a killed job without end (docs/results.md, "Order-preserving
+    # promotion")
+    "classification-ordered": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
+                               "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
+                               "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head"},
 }

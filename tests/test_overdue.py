@@ -160,3 +160,9 @@ def test_classification_guarded_is_tolerant_with_killed_jobs_moved_one_at_a_time
     guarded = SchedulerConfig.variant("classification-guarded").to_dict()
     tolerant = SchedulerConfig.variant("classification-tolerant").to_dict()
     assert guarded == {**tolerant, "promote_overdue": "killed-one"}
+
+
+def test_classification_ordered_is_tolerant_whose_promotions_take_the_first_job_of_q_along():
+    ordered = SchedulerConfig.variant("classification-ordered").to_dict()
+    tolerant = SchedulerConfig.variant("classification-tolerant").to_dict()
+    assert ordered == {**tolerant, "promote_scope": "head"}
