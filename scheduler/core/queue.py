@@ -32,9 +32,9 @@ class JobQueue:
     yet may order it by its own estimate.
 
     Static policies keep a sorted list, and beside it the jobs and their widths (their processor
-    counts) in the same order, so that the head, the whole order and the jobs narrow enough for
-    the free machines are read without a Python loop over the queue; dynamic ones (WFP) are
-    re-sorted at each read.
+    counts) in the same order, the jobs of each width in order and the jobs by estimate, so that
+    the head, the whole order and the jobs narrow or short enough for the free machines are read
+    without a Python loop over the queue; dynamic ones (WFP) are re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
@@ -49,6 +49,7 @@ class JobQueue:
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
+        self._by_width: dict[int, list[tuple[tuple, Job]]] = {}  # processor count -> its (entry, job) pairs, sorted
         self._by_estimate: list[tuple[float, tuple, Job]] = []  # (estimate, entry, job) for static policies, sorted
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
@@ -81,6 +82,11 @@ class JobQueue:
             self._widths.insert(at, job.res)
             self._in_order.insert(at, job)
             insort(self._by_estimate, (estimate, entry, job))
+            same_width = self._by_width.get(job.res)
+            if same_width is None:
+                self._by_width[job.res] = [(entry, job)]
+            else:
+                insort(same_width, (entry, job))  # (entries differ: jobs are never compared)
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
@@ -96,6 +102,11 @@ class JobQueue:
             del self._in_order[at]
             by_estimate = self._by_estimate
             del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
+            same_width = self._by_width[job.res]
+            if len(same_width) == 1:
+                del self._by_width[job.res]  # (only the widths queued are read)
+            else:
+                del same_width[bisect_left(same_width, (entry,))]
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -155,21 +166,22 @@ class JobQueue:
         """In scheduling order, as ``(entry, job)`` pairs: the jobs of at most ``width`` processors whose estimate is
         at most ``longest``, and those of at most ``narrow`` (whatever their estimate); only those after the entry
         ``after`` when given. None when the order is not the policy's sorted one (a dynamic policy, starving jobs).
-        The narrow ones are picked out in C as they are read: a caller that stops early pays for the jobs up to
-        there. Read it before the queue changes."""
+        The narrow ones are read from the jobs of each width at most ``narrow``, from ``after`` on: none of the wider
+        jobs is read. Read it before the queue changes."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
         by_estimate = self._by_estimate
         short = sorted((entry, job) for _, entry, job in by_estimate[:bisect_right(by_estimate, longest, key=_estimate_of)]
                        if narrow < job.res <= width and (after is None or entry > after))
-        if narrow <= 0:
-            return iter(short)
-        first = 0 if after is None else bisect_right(self._entries, after)
-        narrow_ones = compress(zip(islice(self._entries, first, None), islice(self._in_order, first, None)),
-                               map(narrow.__ge__, islice(self._widths, first, None)))
-        if not short:
-            return narrow_ones
-        return merge(narrow_ones, short)  # (the two share no job: entries differ, jobs are never compared)
+        tails = [short] if short else []
+        for res, same_width in self._by_width.items():
+            if res <= narrow:
+                first = 0 if after is None else bisect_right(same_width, after, key=_entry_of)
+                if first < len(same_width):
+                    tails.append(islice(same_width, first, None))
+        if len(tails) == 1:
+            return iter(tails[0])
+        return merge(*tails)  # (the tails share no job: entries differ, jobs are never compared)
 
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
@@ -201,4 +213,4 @@ class JobQueue:
         return [self._jobs[job_id] for _, job_id in self._by_submission[:cutoff]]
 
 
-_estimate_of = itemgetter(0)
+_estimate_of = _entry_of = itemgetter(0)
