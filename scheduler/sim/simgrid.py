@@ -13,13 +13,15 @@ due at the same instant therefore end in the same step only when their remainder
 1e-9 s; otherwise they end one step apart, and Batsim, which prints times with 6 decimals, reports them at
 the same time in two messages. :class:`Timeline` reproduces that arithmetic exactly (Python floats are
 IEEE doubles, as SimGrid's) without touching every sleep at every step: a sleep's remainder is replayed
-from a log of the steps when it is about to end.
+from a log of the steps when it is about to end, in bulk within a binade where the log is long
+(:class:`BinadeSums`).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from array import array
 from typing import Any
 
@@ -96,6 +98,7 @@ class Timeline:
         self._steps = array("d", [0.0])
         self._runs = array("d", [0.0])  # (counts as doubles: a replay multiplies them by doubles)
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
+        self._sums = BinadeSums()  # what the log takes from a remainder within a binade, for long replays
         self.followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current (one list, kept)
 
     def next_seq(self) -> int:
@@ -222,14 +225,17 @@ class Timeline:
         followed.sort(key=_seq_of)
 
     def _replay(self, sleep: Sleep) -> float:
-        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
-        mark = sleep.mark
-        if mark == len(self._runs) - 1:  # the common case: no step but messages' logged since it began
-            return _after_run(sleep.remaining, self._runs[mark] - sleep.offset)
-        steps, runs = self._steps[mark:], self._runs[mark:]
-        steps[0] = 0.0  # it began after its mark's step ...
-        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
-        return _replay_entries(sleep.remaining, steps, runs)
+        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since: its mark's
+        entry (it began after that entry's step and the first ``offset`` message steps of its run), then each later
+        entry, in bulk within a binade (:class:`BinadeSums`) where the log is long."""
+        mark, runs = sleep.mark, self._runs
+        remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
+        first = mark + 1
+        if first == len(runs):  # the common case: no step but messages' logged since it began
+            return remaining
+        if len(runs) - first >= _BULK_FROM:
+            remaining, first = self._sums.replay(remaining, first, self._steps, runs, self._waiting)
+        return _replay_entries(remaining, self._steps[first:], runs[first:])
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
@@ -312,6 +318,115 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
             return after
         return after_messages(remaining, int(count))
     return remaining
+
+
+#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be.
+_BULK_FROM = 32
+#: The ``math.frexp`` exponents of the binades :class:`BinadeSums` covers: remainders from 128 s to 2**22 s (48 days).
+_BULK_EXPONENTS = range(8, 23)
+#: Entries summed at once (new entries are summed when this many are closed; no more at once: the sums of one batch
+#: stay below 2**63).
+_BULK_BATCH = 48
+_BULK_BATCH_MAX = 1000
+#: Every this many entries, those before the oldest waiting sleep's mark are dropped from the sums; at most
+#: :data:`_BULK_WINDOW` are kept (an older sleep is replayed entry by entry).
+_BULK_TRIM, _BULK_WINDOW = 4096, 32768
+_TWO_52 = 2.0 ** 52
+_BULK_SHIFTS = np.array([53 - exponent for exponent in _BULK_EXPONENTS])[:, None]
+#: What a message step takes from a remainder in each binade covered, in its units in the last place (0 from 16384 s).
+_BULK_LOSSES = np.array([[math.ldexp(_BINADES[exponent + 30][2], 53 - exponent) if exponent <= 15 else 0.0]
+                         for exponent in _BULK_EXPONENTS])
+
+
+class BinadeSums:
+    """What the log's entries take from a remainder that stays within a binade, summed, so that a sleep that lived
+    through thousands of entries is replayed in a few subtractions.
+
+    Within the binade ``[2**(e-1), 2**e)`` doubles are the multiples of its unit in the last place ``2**(e-53)``. A
+    remainder there less a step, rounded to the nearest double, is the remainder less the step rounded to a multiple of
+    that unit, unless the step lies exactly halfway between two (a *tie*, which rounds to even) or the difference
+    leaves the binade; below 16384 s each message step of a run takes the binade's ``loss`` (as
+    :func:`_replay_entries` takes it in bulk). So, for each binade of :data:`_BULK_EXPONENTS`, the running sums of
+    each entry's units (its step rounded, plus its run's count times the loss) are kept as Python integers: the entries
+    a remainder goes through before it comes within two units of its binade's low end (a bisection) take it down by
+    their sum, exactly; the entry that leaves the binade, and a tie, are replayed alone, and the next binade goes on.
+    """
+
+    def __init__(self) -> None:
+        self.base = 0  # the log index of the first entry summed
+        self.end = 0  # entries summed: [base, end)
+        # per binade: sums[k][j - base] is the units entries base .. j-1 take from a remainder in binade k
+        self.sums: list[list[int]] = [[0] for _ in _BULK_EXPONENTS]
+        self.ties: list[list[int]] = [[] for _ in _BULK_EXPONENTS]  # per binade: log indices of its ties, in order
+        self._trim_at = _BULK_TRIM  # when to look for entries no sleep will replay
+
+    def replay(self, remaining: float, first: int, steps: array, runs: array,
+               waiting: list[tuple[float, int, Sleep]]) -> tuple[float, int]:
+        """``remaining`` after the entries ``first`` .. as far as the sums go (in bulk where it can, one by one where
+        it leaves a binade), and the index of the next entry to replay."""
+        closed = len(runs) - 1  # (the last entry's run may still grow)
+        if closed - self.end >= _BULK_BATCH:
+            keep = self.base
+            if self.end >= self._trim_at:
+                # entries before the oldest waiting sleep's mark (and before ``first``) are replayed no more
+                keep = min(first, min((sleep.mark for _, _, sleep in waiting), default=first) + 1)
+                self._trim_at = self.end + _BULK_TRIM
+            self._extend(steps, runs, closed, keep)
+        base, end, sums, ties = self.base, self.end, self.sums, self.ties
+        if first < base:
+            return remaining, first
+        low_exponent = _BULK_EXPONENTS[0]
+        while first < end:
+            exponent = math.frexp(remaining)[1]
+            k = exponent - low_exponent
+            if not 0 <= k < len(sums):
+                break
+            row, at = sums[k], first - base
+            # the entries after which the remainder stays two units or more above the binade's low end
+            room = int(math.ldexp(remaining - math.ldexp(0.5, exponent), 53 - exponent)) - 2
+            limit = bisect_right(row, row[at] + room, at) - 1
+            tied = ties[k]
+            if tied:
+                tie = bisect_left(tied, first)
+                if tie < len(tied) and tied[tie] - base < limit:
+                    limit = tied[tie] - base
+            if limit > at:
+                remaining -= math.ldexp(row[limit] - row[at], exponent - 53)  # (exact: multiples of the unit)
+                first = base + limit
+                if first == end:
+                    break
+            remaining = _replay_entry(remaining, steps[first], runs[first])  # it leaves the binade, or a tie
+            first += 1
+        return remaining, first
+
+    def _extend(self, steps: array, runs: array, upto: int, keep: int) -> None:
+        """Sum the entries up to ``upto`` (excluded); drop those before ``keep`` (none is replayed any more)."""
+        keep = max(keep, upto - _BULK_WINDOW)
+        if keep - self.base >= _BULK_TRIM // 2:
+            drop = min(keep, self.end) - self.base
+            for row in self.sums:
+                del row[:drop]
+            for tied in self.ties:
+                del tied[:bisect_left(tied, self.base + drop)]
+            self.base += drop
+        if keep > self.end:  # (nothing summed is kept)
+            self.base = self.end = keep
+            for row in self.sums:
+                row[:] = [0]
+        while self.end < upto:
+            start, stop = self.end, min(upto, self.end + _BULK_BATCH_MAX)
+            scaled = np.ldexp(np.frombuffer(steps[start:stop]), _BULK_SHIFTS)  # each step in each binade's units
+            units = np.rint(scaled)
+            tied = np.abs(scaled - units) == 0.5
+            units += np.frombuffer(runs[start:stop]) * _BULK_LOSSES
+            # (2**52 units or more leave any remainder's binade; a batch's sums stay below 2**62)
+            np.minimum(units, _TWO_52, out=units)
+            for row, total in zip(self.sums, np.cumsum(units.astype(np.int64), axis=1).tolist()):
+                row.extend(map(row[-1].__add__, total))
+            if tied.any():
+                for k, j in zip(*np.nonzero(tied)):
+                    self.ties[k].append(start + int(j))
+            self.end = stop
 
 
 def _replay_in_numpy(remaining: float, steps: np.ndarray, runs: np.ndarray) -> float:
