@@ -32,7 +32,7 @@ class JobQueue:
     yet may order it by its own estimate.
 
     Static policies keep a sorted list, and beside it the jobs and their widths (their processor
-    counts) in the same order, the jobs of each width in order and the jobs by estimate, so that
+    counts) in the same order, and the jobs of each width in that order and by estimate, so that
     the head, the whole order and the jobs narrow or short enough for the free machines are read
     without a Python loop over the queue; dynamic ones (WFP) are re-sorted at each read.
     """
@@ -49,8 +49,8 @@ class JobQueue:
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
-        self._by_width: dict[int, list[tuple[tuple, Job]]] = {}  # processor count -> its (entry, job) pairs, sorted
-        self._by_estimate: list[tuple[float, tuple, Job]] = []  # (estimate, entry, job) for static policies, sorted
+        # static policies: processor count -> its jobs as (entry, job) pairs and as (estimate, entry, job), sorted
+        self._by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] = {}
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
         self.estimates: dict[str, float] = {}
@@ -81,12 +81,12 @@ class JobQueue:
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
             self._in_order.insert(at, job)
-            insort(self._by_estimate, (estimate, entry, job))
             same_width = self._by_width.get(job.res)
             if same_width is None:
-                self._by_width[job.res] = [(entry, job)]
-            else:
-                insort(same_width, (entry, job))  # (entries differ: jobs are never compared)
+                self._by_width[job.res] = ([(entry, job)], [(estimate, entry, job)])
+            else:  # (entries differ: jobs are never compared)
+                insort(same_width[0], (entry, job))
+                insort(same_width[1], (estimate, entry, job))
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
@@ -100,13 +100,12 @@ class JobQueue:
             del self._entries[at]
             del self._widths[at]
             del self._in_order[at]
-            by_estimate = self._by_estimate
-            del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
-            same_width = self._by_width[job.res]
-            if len(same_width) == 1:
+            by_entry, by_estimate = self._by_width[job.res]
+            if len(by_entry) == 1:
                 del self._by_width[job.res]  # (only the widths queued are read)
             else:
-                del same_width[bisect_left(same_width, (entry,))]
+                del by_entry[bisect_left(by_entry, (entry,))]
+                del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -166,19 +165,22 @@ class JobQueue:
         """In scheduling order, as ``(entry, job)`` pairs: the jobs of at most ``width`` processors whose estimate is
         at most ``longest``, and those of at most ``narrow`` (whatever their estimate); only those after the entry
         ``after`` when given. None when the order is not the policy's sorted one (a dynamic policy, starving jobs).
-        The narrow ones are read from the jobs of each width at most ``narrow``, from ``after`` on: none of the wider
-        jobs is read. Read it before the queue changes."""
+        The jobs of each width are read from ``after`` on, or up to ``longest``: none of the others is read. Read it
+        before the queue changes."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
-        by_estimate = self._by_estimate
-        short = sorted((entry, job) for _, entry, job in by_estimate[:bisect_right(by_estimate, longest, key=_estimate_of)]
-                       if narrow < job.res <= width and (after is None or entry > after))
-        tails = [short] if short else []
-        for res, same_width in self._by_width.items():
+        tails, short = [], []
+        for res, (by_entry, by_estimate) in self._by_width.items():
             if res <= narrow:
-                first = 0 if after is None else bisect_right(same_width, after, key=_entry_of)
-                if first < len(same_width):
-                    tails.append(islice(same_width, first, None))
+                first = 0 if after is None else bisect_right(by_entry, after, key=_entry_of)
+                if first < len(by_entry):
+                    tails.append(islice(by_entry, first, None))
+            elif res <= width:
+                shorter = bisect_right(by_estimate, longest, key=_estimate_of)
+                short += [(entry, job) for _, entry, job in by_estimate[:shorter] if after is None or entry > after]
+        if short:
+            short.sort()
+            tails.append(short)
         if len(tails) == 1:
             return iter(tails[0])
         return merge(*tails)  # (the tails share no job: entries differ, jobs are never compared)
