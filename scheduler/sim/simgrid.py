@@ -322,20 +322,22 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
 
 #: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be.
 _BULK_FROM = 32
-#: The ``math.frexp`` exponents of the binades :class:`BinadeSums` covers: remainders from 128 s to 2**22 s (48 days).
-_BULK_EXPONENTS = range(8, 23)
-#: Entries summed at once (new entries are summed when this many are closed; no more at once: the sums of one batch
-#: stay below 2**63).
+#: The ``math.frexp`` exponents of the binades :class:`BinadeSums` may sum: remainders from 2**-21 s to 2**30 s.
+_BULK_EXPONENTS = range(-20, 31)
+#: A binade's sums are brought up to the log's last closed entry when this many are missing, and not begun for fewer.
 _BULK_BATCH = 48
-_BULK_BATCH_MAX = 1000
-#: Every this many entries, those before the oldest waiting sleep's mark are dropped from the sums; at most
-#: :data:`_BULK_WINDOW` are kept (an older sleep is replayed entry by entry).
-_BULK_TRIM, _BULK_WINDOW = 4096, 32768
+#: Entries summed in one numpy pass at most (the sums of one pass stay below 2**62).
+_BULK_PASS = 1000
+#: Every this many entries, those before the oldest waiting sleep's mark are dropped from the sums as they grow.
+_BULK_TRIM = 4096
 _TWO_52 = 2.0 ** 52
-_BULK_SHIFTS = np.array([53 - exponent for exponent in _BULK_EXPONENTS])[:, None]
-#: What a message step takes from a remainder in each binade covered, in its units in the last place (0 from 16384 s).
-_BULK_LOSSES = np.array([[math.ldexp(_BINADES[exponent + 30][2], 53 - exponent) if exponent <= 15 else 0.0]
-                         for exponent in _BULK_EXPONENTS])
+_INT64_SAFE = 2 ** 62
+#: Per binade: its low end, and the factor that turns seconds into its units in the last place.
+_BULK_LOWS = [math.ldexp(0.5, exponent) for exponent in _BULK_EXPONENTS]
+_BULK_SCALES = [math.ldexp(1.0, 53 - exponent) for exponent in _BULK_EXPONENTS]
+#: What a message step takes from a remainder in each binade, in its units in the last place (none from 16384 s).
+_BULK_LOSSES = [math.ldexp(_BINADES[exponent + 30][2], 53 - exponent) if exponent <= 15 else 0.0
+                for exponent in _BULK_EXPONENTS]
 
 
 class BinadeSums:
@@ -346,44 +348,51 @@ class BinadeSums:
     remainder there less a step, rounded to the nearest double, is the remainder less the step rounded to a multiple of
     that unit, unless the step lies exactly halfway between two (a *tie*, which rounds to even) or the difference
     leaves the binade; below 16384 s each message step of a run takes the binade's ``loss`` (as
-    :func:`_replay_entries` takes it in bulk). So, for each binade of :data:`_BULK_EXPONENTS`, the running sums of
-    each entry's units (its step rounded, plus its run's count times the loss) are kept as Python integers: the entries
-    a remainder goes through before it comes within two units of its binade's low end (a bisection) take it down by
-    their sum, exactly; the entry that leaves the binade, and a tie, are replayed alone, and the next binade goes on.
+    :func:`_replay_entries` takes it in bulk). So, for each binade a replay reaches, the running sums of each entry's
+    units (its step rounded, plus its run's count times the loss) are kept as Python integers, from the first entry a
+    replay needed there: the entries a remainder goes through before it comes within two units of its binade's low end
+    (a bisection) take it down by their sum, exactly; the entry that leaves the binade, and a tie, are replayed alone,
+    and the next binade goes on. A binade's sums are brought up to date when a replay reaches it.
     """
 
     def __init__(self) -> None:
-        self.base = 0  # the log index of the first entry summed
-        self.end = 0  # entries summed: [base, end)
-        # per binade: sums[k][j - base] is the units entries base .. j-1 take from a remainder in binade k
-        self.sums: list[list[int]] = [[0] for _ in _BULK_EXPONENTS]
-        self.ties: list[list[int]] = [[] for _ in _BULK_EXPONENTS]  # per binade: log indices of its ties, in order
-        self._trim_at = _BULK_TRIM  # when to look for entries no sleep will replay
+        count = len(_BULK_EXPONENTS)
+        # per binade: sums[k][j - bases[k]] is the units entries bases[k] .. j-1 take from a remainder in binade k (or
+        # None: not begun); ties[k] the log indices of its ties from bases[k] on, in order
+        self.sums: list[list[int] | None] = [None] * count
+        self.bases = [0] * count
+        self.ties: list[list[int]] = [[] for _ in range(count)]
+        self._keep = 0  # no replay reads the entries before it
+        self._keep_at = _BULK_TRIM  # when to look again for the oldest waiting sleep's mark
 
     def replay(self, remaining: float, first: int, steps: array, runs: array,
                waiting: list[tuple[float, int, Sleep]]) -> tuple[float, int]:
         """``remaining`` after the entries ``first`` .. as far as the sums go (in bulk where it can, one by one where
         it leaves a binade), and the index of the next entry to replay."""
         closed = len(runs) - 1  # (the last entry's run may still grow)
-        if closed - self.end >= _BULK_BATCH:
-            keep = self.base
-            if self.end >= self._trim_at:
-                # entries before the oldest waiting sleep's mark (and before ``first``) are replayed no more
-                keep = min(first, min((sleep.mark for _, _, sleep in waiting), default=first) + 1)
-                self._trim_at = self.end + _BULK_TRIM
-            self._extend(steps, runs, closed, keep)
-        base, end, sums, ties = self.base, self.end, self.sums, self.ties
-        if first < base:
-            return remaining, first
-        low_exponent = _BULK_EXPONENTS[0]
-        while first < end:
-            exponent = math.frexp(remaining)[1]
-            k = exponent - low_exponent
-            if not 0 <= k < len(sums):
+        if closed >= self._keep_at:
+            # entries before the oldest waiting sleep's mark (and before ``first``) are replayed no more
+            self._keep = min(first, min((sleep.mark for _, _, sleep in waiting), default=first) + 1)
+            self._keep_at = closed + _BULK_TRIM
+        sums, bases, ties, lows, scales = self.sums, self.bases, self.ties, _BULK_LOWS, _BULK_SCALES
+        low_exponent, nb_binades = _BULK_EXPONENTS[0], len(sums)
+        while first < closed:
+            k = math.frexp(remaining)[1] - low_exponent
+            if not 0 <= k < nb_binades:
                 break
-            row, at = sums[k], first - base
+            row = sums[k]
+            if row is None or not bases[k] <= first < bases[k] + len(row):
+                if closed - first < _BULK_BATCH:
+                    break
+                row = self._begin(k, first)  # (not begun, or not over ``first``: begun at ``first``)
+            if closed - (bases[k] + len(row) - 1) >= _BULK_BATCH:
+                self._extend(k, steps, runs, closed)
+            base = bases[k]
+            at, end = first - base, base + len(row) - 1
+            if first == end:
+                break
             # the entries after which the remainder stays two units or more above the binade's low end
-            room = int(math.ldexp(remaining - math.ldexp(0.5, exponent), 53 - exponent)) - 2
+            room = int((remaining - lows[k]) * scales[k]) - 2  # (exact: a power of 2 times a multiple of the unit)
             limit = bisect_right(row, row[at] + room, at) - 1
             tied = ties[k]
             if tied:
@@ -391,7 +400,7 @@ class BinadeSums:
                 if tie < len(tied) and tied[tie] - base < limit:
                     limit = tied[tie] - base
             if limit > at:
-                remaining -= math.ldexp(row[limit] - row[at], exponent - 53)  # (exact: multiples of the unit)
+                remaining -= (row[limit] - row[at]) / scales[k]  # (exact: multiples of the unit)
                 first = base + limit
                 if first == end:
                     break
@@ -399,34 +408,40 @@ class BinadeSums:
             first += 1
         return remaining, first
 
-    def _extend(self, steps: array, runs: array, upto: int, keep: int) -> None:
-        """Sum the entries up to ``upto`` (excluded); drop those before ``keep`` (none is replayed any more)."""
-        keep = max(keep, upto - _BULK_WINDOW)
-        if keep - self.base >= _BULK_TRIM // 2:
-            drop = min(keep, self.end) - self.base
-            for row in self.sums:
-                del row[:drop]
-            for tied in self.ties:
-                del tied[:bisect_left(tied, self.base + drop)]
-            self.base += drop
-        if keep > self.end:  # (nothing summed is kept)
-            self.base = self.end = keep
-            for row in self.sums:
-                row[:] = [0]
-        while self.end < upto:
-            start, stop = self.end, min(upto, self.end + _BULK_BATCH_MAX)
-            scaled = np.ldexp(np.frombuffer(steps[start:stop]), _BULK_SHIFTS)  # each step in each binade's units
+    def _begin(self, k: int, first: int) -> list[int]:
+        """Binade ``k``'s sums begun afresh at entry ``first``."""
+        row = self.sums[k] = [0]
+        self.bases[k] = first
+        self.ties[k] = []
+        return row
+
+    def _extend(self, k: int, steps: array, runs: array, upto: int) -> None:
+        """Binade ``k``'s sums up to entry ``upto`` (excluded); those before the entries kept dropped first."""
+        row, base, tied = self.sums[k], self.bases[k], self.ties[k]
+        if self._keep - base >= _BULK_TRIM:
+            drop = min(self._keep - base, len(row) - 1)
+            del row[:drop]
+            del tied[:bisect_left(tied, base + drop)]
+            base = self.bases[k] = base + drop
+        exponent = _BULK_EXPONENTS[k]
+        loss = _BULK_LOSSES[k]
+        start = base + len(row) - 1
+        while start < upto:
+            stop = min(upto, start + _BULK_PASS)
+            scaled = np.ldexp(np.frombuffer(steps[start:stop]), 53 - exponent)  # each step in the binade's units
             units = np.rint(scaled)
-            tied = np.abs(scaled - units) == 0.5
-            units += np.frombuffer(runs[start:stop]) * _BULK_LOSSES
-            # (2**52 units or more leave any remainder's binade; a batch's sums stay below 2**62)
-            np.minimum(units, _TWO_52, out=units)
-            for row, total in zip(self.sums, np.cumsum(units.astype(np.int64), axis=1).tolist()):
-                row.extend(map(row[-1].__add__, total))
-            if tied.any():
-                for k, j in zip(*np.nonzero(tied)):
-                    self.ties[k].append(start + int(j))
-            self.end = stop
+            ties = np.flatnonzero(np.abs(scaled - units) == 0.5)
+            if loss:
+                units += np.frombuffer(runs[start:stop]) * loss
+            np.minimum(units, _TWO_52, out=units)  # (2**52 units or more leave any remainder's binade)
+            totals, last = np.cumsum(units.astype(np.int64)), row[-1]
+            if last < _INT64_SAFE and int(totals[-1]) < _INT64_SAFE:  # (their sum stays an int64)
+                row += (totals + last).tolist()
+            else:
+                row.extend(map(last.__add__, totals.tolist()))
+            if len(ties):
+                tied.extend((ties + start).tolist())
+            start = stop
 
 
 def _replay_in_numpy(remaining: float, steps: np.ndarray, runs: np.ndarray) -> float:
