@@ -116,11 +116,9 @@ class EasyBackfilling(Algorithm):
         profile, queue = self.profile, self.queue
         reservation = profile.reservation
         if reservation is not None and self.backfill_order is None:
-            longest = reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12
-            first = queue.backfill_candidates(now, profile.nb_free, profile.free_outside_reservation(), longest)
-            if first is not None:  # (None: the queue cannot pick them)
-                return lambda outside, after: first if after is None else \
-                    queue.backfill_candidates(now, profile.nb_free, outside, longest, after)
+            pick = queue.backfill_candidates(now, reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12)
+            if pick is not None:  # (None: the queue cannot pick them)
+                return lambda outside, after: pick(profile.nb_free, outside, after)
         # a copy (starting a job removes it from the queue); the pass skips the jobs wider than the free machines,
         # which only shrink during the pass (a loop over them all costs less than filtering them out first)
         ordered = queue.ordered(now)

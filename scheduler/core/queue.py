@@ -160,30 +160,38 @@ class JobQueue:
             return [job for job in self.ordered(now) if job.res <= width]
         return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
-    def backfill_candidates(self, now: float, width: int, narrow: int, longest: float,
-                            after: tuple | None = None) -> Iterator[tuple[tuple, Job]] | None:
-        """In scheduling order, as ``(entry, job)`` pairs: the jobs of at most ``width`` processors whose estimate is
-        at most ``longest``, and those of at most ``narrow`` (whatever their estimate); only those after the entry
-        ``after`` when given. None when the order is not the policy's sorted one (a dynamic policy, starving jobs).
-        The jobs of each width are read from ``after`` on, or up to ``longest``: none of the others is read. Read it
-        before the queue changes."""
+    def backfill_candidates(self, now: float, longest: float) -> Callable[[int, int, tuple | None], Iterator] | None:
+        """What a backfilling pass may start, as ``pick(width, narrow, after)``: in scheduling order, as ``(entry, job)``
+        pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and those of at most
+        ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None when the order is
+        not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read from ``after`` on,
+        from all its jobs or from those short enough (sorted once per pass, when first needed): none of the others is
+        read. For one pass: ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
-        tails, short = [], []
-        for res, (by_entry, by_estimate) in self._by_width.items():
-            if res <= narrow:
-                first = 0 if after is None else bisect_right(by_entry, after, key=_entry_of)
-                if first < len(by_entry):
-                    tails.append(islice(by_entry, first, None))
-            elif res <= width:
-                shorter = bisect_right(by_estimate, longest, key=_estimate_of)
-                short += [(entry, job) for _, entry, job in by_estimate[:shorter] if after is None or entry > after]
-        if short:
-            short.sort()
-            tails.append(short)
-        if len(tails) == 1:
-            return iter(tails[0])
-        return merge(*tails)  # (the tails share no job: entries differ, jobs are never compared)
+        by_width = self._by_width
+        short_of: dict[int, list[tuple[tuple, Job]]] = {}  # width -> its jobs short enough, in scheduling order
+
+        def pick(width: int, narrow: int, after: tuple | None) -> Iterator[tuple[tuple, Job]]:
+            tails = []
+            for res, (by_entry, by_estimate) in by_width.items():
+                if res <= narrow:
+                    jobs = by_entry
+                elif res <= width:
+                    jobs = short_of.get(res)
+                    if jobs is None:
+                        shorter = bisect_right(by_estimate, longest, key=_estimate_of)
+                        jobs = short_of[res] = sorted([(entry, job) for _, entry, job in by_estimate[:shorter]])
+                else:
+                    continue
+                first = 0 if after is None else bisect_right(jobs, after, key=_entry_of)
+                if first < len(jobs):
+                    tails.append(islice(jobs, first, None))
+            if len(tails) == 1:
+                return tails[0]
+            return merge(*tails)  # (the tails share no job: entries differ, jobs are never compared)
+
+        return pick
 
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
