@@ -179,9 +179,9 @@ _STEPS = st.one_of(st.floats(0, 300), st.integers(0, 120).map(float), st.floats(
                        lambda bits: math.ldexp(bits[0] | 1, bits[1])))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(_STEPS, st.one_of(st.just(0.0), st.integers(1, 12).map(float),
-                                             st.integers(0, 3000).map(float))), min_size=60, max_size=400),
+                                             st.integers(0, 3000).map(float))), min_size=60, max_size=300),
        st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1),
                           st.one_of(st.floats(0, 3e5), st.integers(1, 300000).map(float), st.floats(16000, 17000),
                                     st.integers(7, 22).map(lambda k: 2.0 ** k), st.floats(100, 2000))),
@@ -229,3 +229,17 @@ def test_binade_sums_leave_a_binade_entry_by_entry(units):
         bulk, after = BinadeSums().replay(remaining, 1, steps, runs, [])
         expected = replay_entry_by_entry(remaining, steps[1:], runs[1:])
         assert after > 1 and _replay_entries(bulk, steps[after:], runs[after:]) == expected
+
+
+@pytest.mark.parametrize("odd", [101, 4097, 2 ** 40 + 1])
+def test_binade_sums_replay_a_tie_alone(odd):
+    """A step halfway between two multiples of the unit rounds the remainder to even: replayed alone, not in bulk."""
+    from scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
+
+    unit = 2.0 ** (11 - 53)
+    steps = array("d", [0.0, 2.5 * unit, 0.0, 6.5 * unit] + [1.0] * _BULK_BATCH)
+    runs = array("d", [0.0] * len(steps))
+    remaining = 1024 + odd * unit
+    bulk, after = BinadeSums().replay(remaining, 1, steps, runs, [])
+    assert after > 1 and _replay_entries(bulk, steps[after:], runs[after:]) == \
+        replay_entry_by_entry(remaining, steps[1:], runs[1:])
