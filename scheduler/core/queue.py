@@ -165,12 +165,15 @@ class JobQueue:
         pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and those of at most
         ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None when the order is
         not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read from ``after`` on,
-        from all its jobs or from those short enough (sorted once per pass, when first needed): none of the others is
-        read. For one pass: ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
+        from all its jobs or from those short enough (sorted once per pass, when first needed; when most of its jobs
+        are, from all of them, the longer ones skipped): none of the others is read. For one pass: ``after`` only
+        grows, and the jobs it started are the only ones the queue lost since."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
-        by_width = self._by_width
-        short_of: dict[int, list[tuple[tuple, Job]]] = {}  # width -> its jobs short enough, in scheduling order
+        by_width, estimates = self._by_width, self.estimates
+        # width -> its jobs short enough, in scheduling order; or None when most of its jobs are: they are read in
+        # order, the others skipped (a pass mostly stops at the first)
+        short_of: dict[int, list[tuple[tuple, Job]] | None] = {}
 
         def pick(width: int, narrow: int, after: tuple | None) -> Iterator[tuple[tuple, Job]]:
             tails = []
@@ -178,10 +181,16 @@ class JobQueue:
                 if res <= narrow:
                     jobs = by_entry
                 elif res <= width:
-                    jobs = short_of.get(res)
-                    if jobs is None:
+                    jobs = short_of.get(res, by_width)
+                    if jobs is by_width:  # (not looked at yet)
                         shorter = bisect_right(by_estimate, longest, key=_estimate_of)
-                        jobs = short_of[res] = sorted([(entry, job) for _, entry, job in by_estimate[:shorter]])
+                        jobs = short_of[res] = None if 2 * shorter > len(by_estimate) else \
+                            sorted([(entry, job) for _, entry, job in by_estimate[:shorter]])
+                    if jobs is None:
+                        first = 0 if after is None else bisect_right(by_entry, after, key=_entry_of)
+                        tails.append(pair for pair in islice(by_entry, first, None)
+                                     if estimates[pair[1].id] <= longest)
+                        continue
                 else:
                     continue
                 first = 0 if after is None else bisect_right(jobs, after, key=_entry_of)
