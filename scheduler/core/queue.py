@@ -161,13 +161,13 @@ class JobQueue:
         return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
     def backfill_candidates(self, now: float, longest: float) -> Callable[[int, int, tuple | None], Iterator] | None:
-        """What a backfilling pass may start, as ``pick(width, narrow, after)``: in scheduling order, as ``(entry, job)``
-        pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and those of at most
-        ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None when the order is
-        not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read from ``after`` on,
-        from all its jobs or from those short enough (sorted once per pass, when first needed; when most of its jobs
-        are, from all of them, the longer ones skipped): none of the others is read. For one pass: ``after`` only
-        grows, and the jobs it started are the only ones the queue lost since."""
+        """What a backfilling pass may start, as ``pick(width, narrow, after)``: in scheduling order, as
+        ``(entry, job)`` pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and
+        those of at most ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None
+        when the order is not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read
+        from ``after`` on, from all its jobs or from those short enough (sorted once per pass, when first needed; when
+        most of its jobs are, from all of them, the longer ones skipped): none of the others is read. For one pass:
+        ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
         by_width, estimates = self._by_width, self.estimates
