@@ -15,9 +15,14 @@ the smallest peak of the rounds. Per job: CPU µs and its ratio to HPC2N's at th
 RSS over the jobs kept; the mean queue length is Little's law (total wait / makespan). ``--lines all`` runs the
 whole traces (about three minutes of CPU for the three).
 
+The queue's length apart from the trace's size and the machine's: ``--compress 2,4`` also runs the traces of
+``--compress-traces`` (default HPC2N) with their submission times compressed by each factor (the interarrival
+times divided, the first submission kept; the same jobs on the same machine, longer queues), on the same lines.
+
 Targets (issue 40): RICC and CEA-Curie at most 2x HPC2N's CPU per job; peak memory at most 2 kB per job.
 
     python benchmarks/bench_scale.py [--lines 20000,60000] [--repeat 1] [--baseline REV]
+        [--compress 2,4,8] [--compress-traces HPC2N,RICC]
 """
 
 from __future__ import annotations
@@ -57,8 +62,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds (default 1: the whole grid is costly)")
     parser.add_argument("--baseline", metavar="REV",
                         help="also run this revision (exported with git archive), interleaved, for its ratios")
+    parser.add_argument("--compress", default="",
+                        help="comma-separated factors (> 1) the submission times are compressed by, for longer queues")
+    parser.add_argument("--compress-traces", default=BASELINE,
+                        help=f"comma-separated traces to compress (of {', '.join(name for name, _, _ in TRACES)}; "
+                             f"default {BASELINE})")
     args = parser.parse_args(argv)
-    paths = dict(zip([name for name, _, _ in TRACES], require_shared(*[file for _, file, _ in TRACES])))
+    names = [name for name, _, _ in TRACES]
+    factors = [float(f) for f in args.compress.split(",") if f]
+    compressed = [name.strip() for name in args.compress_traces.split(",")]
+    if any(factor <= 1 for factor in factors) or not set(compressed) <= set(names):
+        parser.error(f"--compress takes factors above 1, --compress-traces names among {', '.join(names)}")
+    paths = dict(zip(names, require_shared(*[file for _, file, _ in TRACES])))
     sizes = [None] if args.lines == "all" else [int(n) for n in args.lines.split(",")]
     print(machine_line())
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
@@ -67,20 +82,23 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             (folder / "baseline").mkdir()
             roots[args.baseline] = export_revision(args.baseline, folder / "baseline")
-        runs = {}  # (root, trace, lines) -> (argv, output prefix)
+        runs = {}  # (root, trace, lines, compression) -> (argv, output prefix)
         for lines in sizes:
             for name, _, nb_res in TRACES:
                 trace = paths[name] if lines is None else _slice(paths[name], lines, folder / f"{name}_{lines}.swf")
-                for label in roots:
-                    prefix = folder / "out" / f"{label.replace(' ', '_')}_{name}_{lines}"
-                    argv = [sys.executable, "-m", "scheduler", "simulate", str(trace), "--no-progress",
-                            "-e", str(prefix)]
-                    if nb_res:
-                        argv += ["--nb-res", str(nb_res)]
-                    runs[label, name, lines] = argv, prefix
+                for factor in [1.0] + (factors if name in compressed else []):
+                    if factor != 1:
+                        trace = _compress(trace, factor, folder / f"{name}_{lines}_{factor:g}.swf")
+                    for label in roots:
+                        prefix = folder / "out" / f"{label.replace(' ', '_')}_{name}_{lines}_{factor:g}"
+                        argv = [sys.executable, "-m", "scheduler", "simulate", str(trace), "--no-progress",
+                                "-e", str(prefix)]
+                        if nb_res:
+                            argv += ["--nb-res", str(nb_res)]
+                        runs[label, name, lines, factor] = argv, prefix
         (folder / "out").mkdir()
         for label, root in roots.items():  # a first run compiles the bytecode the timed runs start from
-            run_child(runs[label, BASELINE, sizes[0]][0], cwd=root, env=child_env(root, bytecode=folder / "pyc"))
+            run_child(runs[label, BASELINE, sizes[0], 1.0][0], cwd=root, env=child_env(root, bytecode=folder / "pyc"))
         best: dict[tuple, tuple[float, float]] = {}
         for _ in range(args.repeat):
             for key, (argv, _) in runs.items():
@@ -89,18 +107,18 @@ def main(argv: list[str] | None = None) -> int:
                 best[key] = min(cpu, child.cpu), min(rss, child.max_rss_mb)
         rows = []
         for key, (argv, prefix) in runs.items():
-            label, name, lines = key
+            label, name, lines, factor = key
             summary = json.loads(Path(f"{prefix}_summary.json").read_text())
             jobs, metrics = summary["workload"]["jobs"], summary["metrics"]
             cpu, rss = best[key]
-            base_cpu = best[label, BASELINE, lines][0] / json.loads(
-                Path(f"{runs[label, BASELINE, lines][1]}_summary.json").read_text())["workload"]["jobs"]
+            base_cpu = best[label, BASELINE, lines, 1.0][0] / json.loads(
+                Path(f"{runs[label, BASELINE, lines, 1.0][1]}_summary.json").read_text())["workload"]["jobs"]
             per_job = cpu / jobs
             queue = metrics["mean_wait"] * jobs / metrics["makespan"] if metrics["makespan"] else 0.0
-            rows.append((label, name, "all" if lines is None else f"{lines:,}", f"{jobs:,}",
+            rows.append((label, name, "all" if lines is None else f"{lines:,}", f"{factor:g}", f"{jobs:,}",
                          f"{summary['nb_machines']:,}", f"{queue:,.0f}", f"{cpu:.2f} s", f"{per_job * 1e6:.0f}",
                          f"{per_job / base_cpu:.2f}x", f"{rss:.0f} MiB", f"{rss * 1024 / jobs:.2f}"))
-        print(markdown_table(["revision", "trace", "lines", "jobs", "machines", "mean queue", "CPU best",
+        print(markdown_table(["revision", "trace", "lines", "time ÷", "jobs", "machines", "mean queue", "CPU best",
                               "µs / job", f"vs {BASELINE}", "peak RSS", "kB / job"], rows))
     return 0
 
@@ -112,6 +130,23 @@ def _slice(trace: Path, lines: int, destination: Path) -> Path:
             if number >= lines:
                 break
             out.write(line)
+    return destination
+
+
+def _compress(trace: Path, factor: float, destination: Path) -> Path:
+    """``trace`` with its submission times (field 2) compressed by ``factor`` towards the first one (the interarrival
+    times divided, rounded down to whole seconds), written to ``destination``; comments and other fields as they are."""
+    first = None
+    with gzip.open(trace, "rt") if trace.suffix == ".gz" else open(trace) as source, open(destination, "w") as out:
+        for line in source:
+            fields = line.split()
+            if not fields or line.lstrip().startswith(";"):
+                out.write(line)
+                continue
+            submit = float(fields[1])
+            first = submit if first is None else first
+            fields[1] = str(int(first + (submit - first) // factor))
+            out.write(" ".join(fields) + "\n")
     return destination
 
 

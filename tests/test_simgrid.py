@@ -170,3 +170,76 @@ def test_a_long_log_replays_in_numpy_as_entry_by_entry(remaining, entries, scale
     runs = array("d", [count for _, count in entries])
     steps[0] = 0.0
     assert _replay_entries(remaining, steps, runs) == replay_entry_by_entry(remaining, steps, runs)
+
+
+#: Steps that meet in a long log: any size, whole seconds, tiny ones, and ones of few bits (which fall exactly halfway
+#: between two doubles of a remainder's binade: ties, which round to even).
+_STEPS = st.one_of(st.floats(0, 300), st.integers(0, 120).map(float), st.floats(0, 1e-9), st.just(0.0),
+                   st.floats(0, 5000), st.tuples(st.integers(1, 2 ** 20), st.integers(-40, -8)).map(
+                       lambda bits: math.ldexp(bits[0] | 1, bits[1])))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(_STEPS, st.one_of(st.just(0.0), st.integers(1, 12).map(float),
+                                             st.integers(0, 3000).map(float))), min_size=60, max_size=300),
+       st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1),
+                          st.one_of(st.floats(0, 3e5), st.integers(1, 300000).map(float), st.floats(16000, 17000),
+                                    st.integers(7, 22).map(lambda k: 2.0 ** k), st.floats(100, 2000))),
+                min_size=1, max_size=12))
+def test_binade_sums_replay_a_log_as_entry_by_entry(entries, queries):
+    """The bulk replay within binades (``BinadeSums``) gives the double of the entries one by one, whatever the log
+    (steps leaving a binade, ties, runs of message steps, huge steps) and wherever a sleep's replay starts in it."""
+    from scheduler.sim.simgrid import BinadeSums
+
+    steps = array("d", [step for step, _ in entries])
+    runs = array("d", [count for _, count in entries])
+    sums = BinadeSums()
+    grown = 0
+    for length_share, first_share, remaining in sorted(queries):  # (the log only grows)
+        length = max(grown, 2 + int(length_share * (len(entries) - 2)))
+        grown = length
+        first = int(first_share * (length - 1))
+        log_steps, log_runs = steps[:length], runs[:length]
+        bulk, after = sums.replay(remaining, first, log_steps, log_runs, [])
+        assert first <= after <= length
+        assert _replay_entries(bulk, log_steps[after:], log_runs[after:]) == \
+            replay_entry_by_entry(remaining, log_steps[first:], log_runs[first:])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.just("sleep"), _DURATIONS), st.tuples(st.just("messages"), st.integers(1, 300)),
+                          st.tuples(st.just("jump"), st.just(0))), min_size=1, max_size=150))
+def test_lazy_remainders_in_bulk_match_simgrids_eager_update(operations):
+    """As :func:`test_lazy_remainders_match_simgrids_eager_update`, every replay through the sums of a few entries."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("scheduler.sim.simgrid._BULK_FROM", 1)
+        patch.setattr("scheduler.sim.simgrid._BULK_BATCH", 1)
+        test_lazy_remainders_match_simgrids_eager_update.hypothesis.inner_test(operations)
+
+
+@pytest.mark.parametrize("units", [3.7, 2.2, 1.6, 0.6])
+def test_binade_sums_leave_a_binade_entry_by_entry(units):
+    """A step that takes a remainder to its binade's low end or below rounds on the finer grid below: replayed alone."""
+    from scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
+
+    unit = 2.0 ** (11 - 53)  # in [1024, 2048)
+    steps = array("d", [0.0, units * unit] + [0.0] * _BULK_BATCH)
+    runs = array("d", [0.0] * len(steps))
+    for remaining in (1024 + 3 * unit, 1024 + 2 * unit, 1024 + unit):
+        bulk, after = BinadeSums().replay(remaining, 1, steps, runs, [])
+        expected = replay_entry_by_entry(remaining, steps[1:], runs[1:])
+        assert after > 1 and _replay_entries(bulk, steps[after:], runs[after:]) == expected
+
+
+@pytest.mark.parametrize("odd", [101, 4097, 2 ** 40 + 1])
+def test_binade_sums_replay_a_tie_alone(odd):
+    """A step halfway between two multiples of the unit rounds the remainder to even: replayed alone, not in bulk."""
+    from scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
+
+    unit = 2.0 ** (11 - 53)
+    steps = array("d", [0.0, 2.5 * unit, 0.0, 6.5 * unit] + [1.0] * _BULK_BATCH)
+    runs = array("d", [0.0] * len(steps))
+    remaining = 1024 + odd * unit
+    bulk, after = BinadeSums().replay(remaining, 1, steps, runs, [])
+    assert after > 1 and _replay_entries(bulk, steps[after:], runs[after:]) == \
+        replay_entry_by_entry(remaining, steps[1:], runs[1:])

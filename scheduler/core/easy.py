@@ -19,6 +19,7 @@ chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
@@ -82,62 +83,51 @@ class EasyBackfilling(Algorithm):
             return
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
-        priority, estimates = self.priority, self.queue.estimates
-        # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
-        # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
-        # counted once per start)
-        reservation = profile.reservation
-        if reservation is not None and self.backfill_order is None and self._pass_over_candidates(now, started):
-            return
-        outside = profile.free_outside_reservation()
-        # a copy (starting a job removes it from the queue); the loop skips the jobs wider than the free machines,
-        # which only shrink during the pass (a loop over them all costs less than filtering them out first)
-        ordered = self.queue.ordered(now)
-        if self.backfill_order is not None:  # its keys only for the jobs that fit
-            key, free = self.backfill_order.key, profile.nb_free
-            ordered = [job for job in ordered if job.res <= free]
-            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
-        for job in ordered:
-            if job.res <= profile.nb_free and job is not priority:
-                duration = estimates[job.id]
-                if reservation is not None and job.res > outside and now + duration > reservation.start:
-                    continue
-                mask = profile.fits_now(job.res, duration, now)
-                if mask is not None:
-                    self._start(job, mask, duration, now, started)
-                    if profile.nb_free == 0:
-                        break
-                    outside = profile.free_outside_reservation()
-
-    def _pass_over_candidates(self, now: float, started: list[Execute]) -> bool:
-        """:meth:`_full_pass`'s loop in queue order, over the jobs it may start only: those narrow enough for the free
-        machines outside the reservation, and those short enough to end by its start (with a margin above the
-        rounding of ``now + estimate``); on a long queue most are neither, and the loop would skip them one by one.
-        Picked out again after each start, which narrows them. False (nothing done) when the queue cannot pick them."""
-        profile, queue, priority = self.profile, self.queue, self.priority
-        reservation, estimates = profile.reservation, queue.estimates
-        longest = reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12
-        after = None  # the entry of the last job started: the loop goes on after it
-        while profile.nb_free:
+        priority, estimates, reservation = self.priority, self.queue.estimates, profile.reservation
+        candidates = self._candidates(now)
+        after = None  # where the last job started stands in the order: the pass goes on after it
+        while True:
+            # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
+            # fits_now would refuse it, without its mask arithmetic
             outside = profile.free_outside_reservation()
-            candidates = queue.backfill_candidates(now, profile.nb_free, outside, longest, after)
-            if candidates is None:
-                if after is None:
-                    return False
-                raise AssertionError("unreachable: the queue's order does not change during a pass")
-            for entry, job in candidates:
+            for position, job in candidates(outside, after):
                 if job.res <= profile.nb_free and job is not priority:
                     duration = estimates[job.id]
-                    if job.res > outside and now + duration > reservation.start:
+                    if reservation is not None and job.res > outside and now + duration > reservation.start:
                         continue
                     mask = profile.fits_now(job.res, duration, now)
                     if mask is not None:
                         self._start(job, mask, duration, now, started)
-                        after = entry
+                        after = position
                         break
             else:
-                break
-        return True
+                return  # no other job fits
+            if profile.nb_free == 0:
+                return
+
+    def _candidates(self, now: float) -> Callable[[int, Any], Iterable[tuple[Any, Job]]]:
+        """What :meth:`_full_pass` tries, as ``candidates(outside, after)``: ``(position, job)`` pairs in backfill
+        order after the position ``after`` of the last job started (from the first when None), given ``outside``,
+        the free machines outside the reservation then. With a reservation and the queue's own order, only the jobs
+        that may start (:meth:`JobQueue.backfill_candidates`: those narrow enough for ``outside`` or short enough to
+        end by the reservation's start, with a margin above the rounding of ``now + estimate``), picked out again
+        after each start, which narrows them; on a long queue most jobs are neither. Otherwise every queued job, in
+        one walk resumed after each start."""
+        profile, queue = self.profile, self.queue
+        reservation = profile.reservation
+        if reservation is not None and self.backfill_order is None:
+            pick = queue.backfill_candidates(now, reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12)
+            if pick is not None:  # (None: the queue cannot pick them)
+                return lambda outside, after: pick(profile.nb_free, outside, after)
+        # a copy (starting a job removes it from the queue); the pass skips the jobs wider than the free machines,
+        # which only shrink during the pass (a loop over them all costs less than filtering them out first)
+        ordered = queue.ordered(now)
+        if self.backfill_order is not None:  # its keys only for the jobs that fit
+            key, free, estimates = self.backfill_order.key, profile.nb_free, queue.estimates
+            ordered = [job for job in ordered if job.res <= free]
+            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
+        walk = enumerate(ordered)
+        return lambda outside, after: walk
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         queue, profile = self.queue, self.profile

@@ -19,7 +19,7 @@ reservation's start and end.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
@@ -65,7 +65,8 @@ class AvailabilityProfile:
 
     def __init__(self, nb_machines: int) -> None:
         self.nb_machines = nb_machines
-        self.free_mask = full_mask(nb_machines)  # machines no running job holds
+        self._all = full_mask(nb_machines)
+        self.free_mask = self._all  # machines no running job holds
         self.nb_free = nb_machines
         self.running: dict[str, Holding] = {}
         # the same holdings by expected end, kept so as each start, end and change of an expected end comes (a
@@ -213,11 +214,16 @@ class AvailabilityProfile:
         if planned is not None and planned.res == res and planned.start == start:
             # the machines free by then below the highest it chose are the same: lowest() chooses them again
             return start, planned.mask
-        available = self.free_mask
-        for holding in holdings:  # every job ended by then, those ending at that same time too
-            if holding.end > start:
-                break
-            available |= holding.mask
+        later = bisect_right(holdings, start, key=_expected_end)  # every job ended by then, those ending then too
+        if later <= len(holdings) - later:
+            available = self.free_mask
+            for holding in holdings[:later]:
+                available |= holding.mask
+        else:  # fewer still running then: every machine but theirs
+            available = 0
+            for holding in holdings[later:]:
+                available |= holding.mask
+            available ^= self._all
         mask = lowest(available, res)
         self._planned = _Planned(res, start, mask, (1 << mask.bit_length()) - 1)
         return start, mask

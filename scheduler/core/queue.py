@@ -33,9 +33,9 @@ class JobQueue:
     yet may order it by its own estimate.
 
     Static policies keep a sorted list, and beside it the jobs and their widths (their processor
-    counts) in the same order, so that the head, the whole order and the jobs narrow enough for
-    the free machines are read without a Python loop over the queue; dynamic ones (WFP) are
-    re-sorted at each read.
+    counts) in the same order, and the jobs of each width in that order and by estimate, so that
+    the head, the whole order and the jobs narrow or short enough for the free machines are read
+    without a Python loop over the queue; dynamic ones (WFP) are re-sorted at each read.
     """
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
@@ -50,7 +50,8 @@ class JobQueue:
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
-        self._by_estimate: list[tuple[float, tuple, Job]] = []  # (estimate, entry, job) for static policies, sorted
+        # static policies: processor count -> its jobs as (entry, job) pairs and as (estimate, entry, job), sorted
+        self._by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] = {}
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
         self.estimates: dict[str, float] = {}
@@ -82,7 +83,12 @@ class JobQueue:
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
             self._in_order.insert(at, job)
-            insort(self._by_estimate, (estimate, entry, job))
+            same_width = self._by_width.get(job.res)
+            if same_width is None:
+                self._by_width[job.res] = ([(entry, job)], [(estimate, entry, job)])
+            else:  # (entries differ: jobs are never compared)
+                insort(same_width[0], (entry, job))
+                insort(same_width[1], (estimate, entry, job))
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
@@ -96,8 +102,12 @@ class JobQueue:
             del self._entries[at]
             del self._widths[at]
             del self._in_order[at]
-            by_estimate = self._by_estimate
-            del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
+            by_entry, by_estimate = self._by_width[job.res]
+            if len(by_entry) == 1:
+                del self._by_width[job.res]  # (only the widths queued are read)
+            else:
+                del by_entry[bisect_left(by_entry, (entry,))]
+                del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -152,26 +162,47 @@ class JobQueue:
             return [job for job in self.ordered(now) if job.res <= width]
         return list(compress(self._in_order, map(width.__ge__, self._widths)))  # width >= each job's res, in C
 
-    def backfill_candidates(self, now: float, width: int, narrow: int, longest: float,
-                            after: tuple | None = None) -> Iterator[tuple[tuple, Job]] | None:
-        """In scheduling order, as ``(entry, job)`` pairs: the jobs of at most ``width`` processors whose estimate is
-        at most ``longest``, and those of at most ``narrow`` (whatever their estimate); only those after the entry
-        ``after`` when given. None when the order is not the policy's sorted one (a dynamic policy, starving jobs).
-        The narrow ones are picked out in C as they are read: a caller that stops early pays for the jobs up to
-        there. Read it before the queue changes."""
+    def backfill_candidates(self, now: float, longest: float) -> Callable[[int, int, tuple | None], Iterator] | None:
+        """What a backfilling pass may start, as ``pick(width, narrow, after)``: in scheduling order, as
+        ``(entry, job)`` pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and
+        those of at most ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None
+        when the order is not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read
+        from ``after`` on, from all its jobs or from those short enough (sorted once per pass, when first needed; when
+        most of its jobs are, from all of them, the longer ones skipped): none of the others is read. For one pass:
+        ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
-        by_estimate = self._by_estimate
-        short = sorted((entry, job) for _, entry, job in by_estimate[:bisect_right(by_estimate, longest, key=_estimate_of)]
-                       if narrow < job.res <= width and (after is None or entry > after))
-        if narrow <= 0:
-            return iter(short)
-        first = 0 if after is None else bisect_right(self._entries, after)
-        narrow_ones = compress(zip(islice(self._entries, first, None), islice(self._in_order, first, None)),
-                               map(narrow.__ge__, islice(self._widths, first, None)))
-        if not short:
-            return narrow_ones
-        return merge(narrow_ones, short)  # (the two share no job: entries differ, jobs are never compared)
+        by_width, estimates = self._by_width, self.estimates
+        # width -> its jobs short enough, in scheduling order; or None when most of its jobs are: they are read in
+        # order, the others skipped (a pass mostly stops at the first)
+        short_of: dict[int, list[tuple[tuple, Job]] | None] = {}
+
+        def pick(width: int, narrow: int, after: tuple | None) -> Iterator[tuple[tuple, Job]]:
+            tails = []
+            for res, (by_entry, by_estimate) in by_width.items():
+                if res <= narrow:
+                    jobs = by_entry
+                elif res <= width:
+                    jobs = short_of.get(res, by_width)
+                    if jobs is by_width:  # (not looked at yet)
+                        shorter = bisect_right(by_estimate, longest, key=_estimate_of)
+                        jobs = short_of[res] = None if 2 * shorter > len(by_estimate) else \
+                            sorted([(entry, job) for _, entry, job in by_estimate[:shorter]])
+                    if jobs is None:
+                        first = 0 if after is None else bisect_right(by_entry, after, key=_entry_of)
+                        tails.append(pair for pair in islice(by_entry, first, None)
+                                     if estimates[pair[1].id] <= longest)
+                        continue
+                else:
+                    continue
+                first = 0 if after is None else bisect_right(jobs, after, key=_entry_of)
+                if first < len(jobs):
+                    tails.append(islice(jobs, first, None))
+            if len(tails) == 1:
+                return tails[0]
+            return merge(*tails)  # (the tails share no job: entries differ, jobs are never compared)
+
+        return pick
 
     def head(self, now: float) -> Job | None:
         """The first job in scheduling order, or None when the queue is empty."""
@@ -203,4 +234,4 @@ class JobQueue:
         return [self._jobs[job_id] for _, job_id in self._by_submission[:cutoff]]
 
 
-_estimate_of = itemgetter(0)
+_estimate_of = _entry_of = itemgetter(0)

@@ -13,13 +13,15 @@ due at the same instant therefore end in the same step only when their remainder
 1e-9 s; otherwise they end one step apart, and Batsim, which prints times with 6 decimals, reports them at
 the same time in two messages. :class:`Timeline` reproduces that arithmetic exactly (Python floats are
 IEEE doubles, as SimGrid's) without touching every sleep at every step: a sleep's remainder is replayed
-from a log of the steps when it is about to end.
+from a log of the steps when it is about to end, in bulk within a binade where the log is long
+(:class:`BinadeSums`).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from array import array
 from typing import Any
 
@@ -96,6 +98,7 @@ class Timeline:
         self._steps = array("d", [0.0])
         self._runs = array("d", [0.0])  # (counts as doubles: a replay multiplies them by doubles)
         self._waiting: list[tuple[float, int, Sleep]] = []  # heap of (approximate end, seq, sleep)
+        self._sums = BinadeSums()  # what the log takes from a remainder within a binade, for long replays
         self.followed: list[Sleep] = []  # sleeps about to end, their remainders exact and current (one list, kept)
 
     def next_seq(self) -> int:
@@ -222,14 +225,17 @@ class Timeline:
         followed.sort(key=_seq_of)
 
     def _replay(self, sleep: Sleep) -> float:
-        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since."""
-        mark = sleep.mark
-        if mark == len(self._runs) - 1:  # the common case: no step but messages' logged since it began
-            return _after_run(sleep.remaining, self._runs[mark] - sleep.offset)
-        steps, runs = self._steps[mark:], self._runs[mark:]
-        steps[0] = 0.0  # it began after its mark's step ...
-        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run
-        return _replay_entries(sleep.remaining, steps, runs)
+        """A waiting sleep's remainder now, from its remainder at its mark and the steps logged since: its mark's
+        entry (it began after that entry's step and the first ``offset`` message steps of its run), then each later
+        entry, in bulk within a binade (:class:`BinadeSums`) where the log is long."""
+        mark, runs = sleep.mark, self._runs
+        remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
+        first = mark + 1
+        if first == len(runs):  # the common case: no step but messages' logged since it began
+            return remaining
+        if len(runs) - first >= _BULK_FROM:
+            remaining, first = self._sums.replay(remaining, first, self._steps, runs, self._waiting)
+        return _replay_entries(remaining, self._steps[first:], runs[first:])
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
@@ -312,6 +318,130 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
             return after
         return after_messages(remaining, int(count))
     return remaining
+
+
+#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be.
+_BULK_FROM = 32
+#: The ``math.frexp`` exponents of the binades :class:`BinadeSums` may sum: remainders from 2**-21 s to 2**30 s.
+_BULK_EXPONENTS = range(-20, 31)
+#: A binade's sums are brought up to the log's last closed entry when this many are missing, and not begun for fewer.
+_BULK_BATCH = 48
+#: Entries summed in one numpy pass at most (the sums of one pass stay below 2**62).
+_BULK_PASS = 1000
+#: Every this many entries, those before the oldest waiting sleep's mark are dropped from the sums as they grow.
+_BULK_TRIM = 4096
+_TWO_52 = 2.0 ** 52
+_INT64_SAFE = 2 ** 62
+#: Per binade: its low end, and the factor that turns seconds into its units in the last place.
+_BULK_LOWS = [math.ldexp(0.5, exponent) for exponent in _BULK_EXPONENTS]
+_BULK_SCALES = [math.ldexp(1.0, 53 - exponent) for exponent in _BULK_EXPONENTS]
+#: What a message step takes from a remainder in each binade, in its units in the last place (none from 16384 s).
+_BULK_LOSSES = [math.ldexp(_BINADES[exponent + 30][2], 53 - exponent) if exponent <= 15 else 0.0
+                for exponent in _BULK_EXPONENTS]
+
+
+class BinadeSums:
+    """What the log's entries take from a remainder that stays within a binade, summed, so that a sleep that lived
+    through thousands of entries is replayed in a few subtractions.
+
+    Within the binade ``[2**(e-1), 2**e)`` doubles are the multiples of its unit in the last place ``2**(e-53)``. A
+    remainder there less a step, rounded to the nearest double, is the remainder less the step rounded to a multiple of
+    that unit, unless the step lies exactly halfway between two (a *tie*, which rounds to even) or the difference
+    leaves the binade; below 16384 s each message step of a run takes the binade's ``loss`` (as
+    :func:`_replay_entries` takes it in bulk). So, for each binade a replay reaches, the running sums of each entry's
+    units (its step rounded, plus its run's count times the loss) are kept as Python integers, from the first entry a
+    replay needed there: the entries a remainder goes through before it comes within two units of its binade's low end
+    (a bisection) take it down by their sum, exactly; the entry that leaves the binade, and a tie, are replayed alone,
+    and the next binade goes on. A binade's sums are brought up to date when a replay reaches it.
+    """
+
+    def __init__(self) -> None:
+        count = len(_BULK_EXPONENTS)
+        # per binade: sums[k][j - bases[k]] is the units entries bases[k] .. j-1 take from a remainder in binade k (or
+        # None: not begun); ties[k] the log indices of its ties from bases[k] on, in order
+        self.sums: list[list[int] | None] = [None] * count
+        self.bases = [0] * count
+        self.ties: list[list[int]] = [[] for _ in range(count)]
+        self._keep = 0  # no replay reads the entries before it
+        self._keep_at = _BULK_TRIM  # when to look again for the oldest waiting sleep's mark
+
+    def replay(self, remaining: float, first: int, steps: array, runs: array,
+               waiting: list[tuple[float, int, Sleep]]) -> tuple[float, int]:
+        """``remaining`` after the entries ``first`` .. as far as the sums go (in bulk where it can, one by one where
+        it leaves a binade), and the index of the next entry to replay."""
+        closed = len(runs) - 1  # (the last entry's run may still grow)
+        if closed >= self._keep_at:
+            # entries before the oldest waiting sleep's mark (and before ``first``) are replayed no more
+            self._keep = min(first, min((sleep.mark for _, _, sleep in waiting), default=first) + 1)
+            self._keep_at = closed + _BULK_TRIM
+        sums, bases, ties, lows, scales = self.sums, self.bases, self.ties, _BULK_LOWS, _BULK_SCALES
+        low_exponent, nb_binades = _BULK_EXPONENTS[0], len(sums)
+        while first < closed:
+            k = math.frexp(remaining)[1] - low_exponent
+            if not 0 <= k < nb_binades:
+                break
+            row = sums[k]
+            if row is None or not bases[k] <= first < bases[k] + len(row):
+                if closed - first < _BULK_BATCH:
+                    break
+                row = self._begin(k, first)  # (not begun, or not over ``first``: begun at ``first``)
+            if closed - (bases[k] + len(row) - 1) >= _BULK_BATCH:
+                self._extend(k, steps, runs, closed)
+            base = bases[k]
+            at, end = first - base, base + len(row) - 1
+            if first == end:
+                break
+            # the entries after which the remainder stays two units or more above the binade's low end
+            room = int((remaining - lows[k]) * scales[k]) - 2  # (exact: a power of 2 times a multiple of the unit)
+            limit = bisect_right(row, row[at] + room, at) - 1
+            tied = ties[k]
+            if tied:
+                tie = bisect_left(tied, first)
+                if tie < len(tied) and tied[tie] - base < limit:
+                    limit = tied[tie] - base
+            if limit > at:
+                remaining -= (row[limit] - row[at]) / scales[k]  # (exact: multiples of the unit)
+                first = base + limit
+                if first == end:
+                    break
+            remaining = _replay_entry(remaining, steps[first], runs[first])  # it leaves the binade, or a tie
+            first += 1
+        return remaining, first
+
+    def _begin(self, k: int, first: int) -> list[int]:
+        """Binade ``k``'s sums begun afresh at entry ``first``."""
+        row = self.sums[k] = [0]
+        self.bases[k] = first
+        self.ties[k] = []
+        return row
+
+    def _extend(self, k: int, steps: array, runs: array, upto: int) -> None:
+        """Binade ``k``'s sums up to entry ``upto`` (excluded); those before the entries kept dropped first."""
+        row, base, tied = self.sums[k], self.bases[k], self.ties[k]
+        if self._keep - base >= _BULK_TRIM:
+            drop = min(self._keep - base, len(row) - 1)
+            del row[:drop]
+            del tied[:bisect_left(tied, base + drop)]
+            base = self.bases[k] = base + drop
+        exponent = _BULK_EXPONENTS[k]
+        loss = _BULK_LOSSES[k]
+        start = base + len(row) - 1
+        while start < upto:
+            stop = min(upto, start + _BULK_PASS)
+            scaled = np.ldexp(np.frombuffer(steps[start:stop]), 53 - exponent)  # each step in the binade's units
+            units = np.rint(scaled)
+            ties = np.flatnonzero(np.abs(scaled - units) == 0.5)
+            if loss:
+                units += np.frombuffer(runs[start:stop]) * loss
+            np.minimum(units, _TWO_52, out=units)  # (2**52 units or more leave any remainder's binade)
+            totals, last = np.cumsum(units.astype(np.int64)), row[-1]
+            if last < _INT64_SAFE and int(totals[-1]) < _INT64_SAFE:  # (their sum stays an int64)
+                row += (totals + last).tolist()
+            else:
+                row.extend(map(last.__add__, totals.tolist()))
+            if len(ties):
+                tied.extend((ties + start).tolist())
+            start = stop
 
 
 def _replay_in_numpy(remaining: float, steps: np.ndarray, runs: np.ndarray) -> float:
