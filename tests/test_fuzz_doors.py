@@ -5,7 +5,7 @@ clear line and a non-zero exit: never a traceback, never a hang, never exit 0 wi
 Values are drawn from what breaks programs: huge, negative, NaN and infinite numbers, text where numbers are
 expected, missing and extra fields, wrong types; mostly around valid inputs, so that the runs go deep.
 
-``SCHEDULER_FUZZ_EXAMPLES`` sets the examples per door (120 by default, as in CI: the suite stays under 90 s on 2 cores); for a longer search::
+``SCHEDULER_FUZZ_EXAMPLES`` sets the examples per door (80 by default, as in CI: the suite stays under 90 s on 2 cores); for a longer search::
 
     SCHEDULER_FUZZ_EXAMPLES=20000 .venv/bin/python -m pytest tests/test_fuzz_doors.py -p no:randomly
 """
@@ -37,7 +37,7 @@ from scheduler.workloads import read_batsim_json
 
 from tests.helpers import serve_in_process
 
-EXAMPLES = int(os.environ.get("SCHEDULER_FUZZ_EXAMPLES", "120"))
+EXAMPLES = int(os.environ.get("SCHEDULER_FUZZ_EXAMPLES", "80"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
