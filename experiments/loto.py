@@ -39,6 +39,8 @@ TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", ["--platform", "platforms/k
 #: The two largest traces: the chosen setting is reported on them (FCFS), never chosen on them (``--traces``).
 LARGE_TRACES = {"RICC": ("RICC-2010-2.swf.gz", ["--nb-res", "8192"], 8192),
                 "CEA-Curie": ("CEA-Curie-2011-2.1-cln.swf.gz", ["--nb-res", "93312"], 93312)}
+#: Every trace a run may name.
+ALL_TRACES = {**TRACES, **LARGE_TRACES}
 POLICIES = ("fcfs", "spf")
 TOLERANT = ["--variant", "classification-tolerant"]
 #: Every rule tried, by name: its ``simulate`` options (docs/results.md, "The promise where it was not tuned").
@@ -79,7 +81,7 @@ def simulate(jobs: Path, trace: str, policy: str, options: list[str]) -> Path:
     """``jobs`` (a ``_jobs.csv`` path), simulated unless its run is whole (its summary, written last, is there)."""
     if jobs.with_name(jobs.name.replace("_jobs.csv", "_summary.json")).exists():
         return jobs
-    swf, machine, _ = {**TRACES, **LARGE_TRACES}[trace]
+    swf, machine, _ = ALL_TRACES[trace]
     jobs.parent.mkdir(parents=True, exist_ok=True)
     prefix = jobs.parent / jobs.name.removesuffix("_jobs.csv")
     command = ["nice", "-n", "10", sys.executable, "-m", "scheduler", "simulate", str(WORKLOADS / swf), *machine,
@@ -93,7 +95,7 @@ def simulate(jobs: Path, trace: str, policy: str, options: list[str]) -> Path:
 
 def row(out: Path, rule: str, seed: int, trace: str, policy: str) -> dict:
     """One run's measures against the references, and its bars (``kill_frontier.compare``)."""
-    nb = {**TRACES, **LARGE_TRACES}[trace][2]
+    nb = ALL_TRACES[trace][2]
     ref = {(p, v): measures(ref_path(out, v, trace, p), nb) for p in {"fcfs", policy} for v in REFERENCES}
     run = measures(run_path(out, rule, seed, trace, policy), nb)
     result = compare(rule, trace, policy, run, ref["fcfs", "base"], ref[policy, "base"],

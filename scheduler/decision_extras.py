@@ -100,11 +100,10 @@ class DecisionExtras:
             queue = self.algorithm.queue
             if self.states[job_id] == QUEUED and queue.rank(job) == JobClass.LARGE.rank:
                 moved = [job]
-                if self.config.promote_scope != "job":  # the jobs of Q before it in the policy's order go too
+                if self.config.promote_scope != "job":  # the jobs of Q before it in its order: all, or the first
                     in_q = [other for other in queue.ordered(now) if queue.rank(other) == JobClass.LARGE.rank]
-                    moved = in_q[:in_q.index(job) + 1]
-                    if self.config.promote_scope == "head":  # or only the first of them
-                        moved = list(dict.fromkeys((moved[0], job)))
+                    ahead = in_q[:in_q.index(job)]
+                    moved += ahead if self.config.promote_scope == "ahead" else ahead[:1]
                 for other in moved:
                     self.algorithm.requeue(other, self._estimate(other), JobClass.UNCERTAIN.rank, now)
                 promoted = True
