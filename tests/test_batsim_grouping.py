@@ -78,9 +78,12 @@ def replayed():
 def test_every_message_is_batsims(replayed):
     ours, sent, _ = replayed
     assert len(ours) == len(sent) == 106510
+    canonical = msgspec.json.encode  # of a decoded message: Batsim's spacing apart, the same bytes for the same values
     for index, (got, want) in enumerate(zip(ours, sent)):
-        if index == 0 or got == want:  # SIMULATION_BEGINS: compared by the codec's own golden tests (paths, host list)
+        if index == 0:  # SIMULATION_BEGINS: compared by the codec's own golden tests (paths, host list)
             continue
+        if got == want or canonical(msgspec.json.decode(got)) == canonical(msgspec.json.decode(want)):
+            continue  # the same values, of the same types
         want = json.loads(want)
         where = difference(json.loads(got), want)
         assert where is None, f"message {index} (t = {want['now']}): {where}"
