@@ -149,14 +149,15 @@ class SchedulerConfig:
         "none", "which uncertain jobs get a trial (the others wait in Q as large): none (all of them); machine-share "
                 "(those whose probability of being small, by the forest, is at least the share of the machine they "
                 "ask); user-history (those whose user's last --trial-history uncertain jobs did not all fail their "
-                "trial, as seen online); request-history (the same, among the user's jobs with the same request). "
+                "trial, as seen online; a job given no trial counts as failed if it ran past the trial it would have "
+                "had); request-history (the same, among the user's jobs with the same request); user-pause (as "
+                "user-history, but a job given no trial counts as paid once it ends: the user's trials resume then). "
                 "Measured worse: machine-share keeps 0.76 and 0.52 of class-clairvoyant's reduction on SDSC-SP2",
         choice(lambda: TRIAL_GATES), metavar="NAME", group="trials")
     trial_history: int = option(
-        2, "--trial-gate user-history or request-history: how many of the last uncertain jobs of the user (or of the "
-           "user with the same request: processors and p̃) must all have failed their trial (killed by the "
-           "safeguard; a job given no trial: ran past the trial it would have had) for a new uncertain job of theirs to "
-           "get none (it waits in Q as large)",
+        2, "--trial-gate user-history, request-history or user-pause: how many of the last uncertain jobs of the user "
+           "(or of the user with the same request: processors and p̃) must all have failed their trial (killed by the "
+           "safeguard) for a new uncertain job of theirs to get none (it waits in Q as large)",
         positive_integer, metavar="K", parse=integer_text, group="trials")
     uncertain_queue: str = option(
         "ahead", "where uncertain jobs wait for their trial: ahead (ahead of Q, behind Q_small) or with-large (in Q, in "

@@ -54,7 +54,7 @@ from scheduler.decision_extras import (
 from scheduler.errors import ConfigError, SimulationError
 from scheduler.knowledge.choices import JobClass
 from scheduler.parts import Classifier, Parts
-from scheduler.variants import HISTORY_GATES
+from scheduler.variants import HISTORY_GATES, PAUSE_GATES
 
 if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
@@ -221,8 +221,9 @@ class DecisionCore(DecisionExtras):
                 job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
             if job_class is JobClass.UNCERTAIN and not self._trial_pays(job):
                 job_class = JobClass.LARGE
-                if self.trial_history is not None:
-                    self._judged[job.id] = self._trial_length(job, JobClass.UNCERTAIN, now)
+                if self.trial_history is not None:  # would a trial have paid? (a pause: it ends the pause)
+                    self._judged[job.id] = (math.inf if self.config.trial_gate in PAUSE_GATES
+                                            else self._trial_length(job, JobClass.UNCERTAIN, now))
             elif job_class is JobClass.UNCERTAIN and self.trial_history is not None:
                 self._judged[job.id] = math.inf
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):

@@ -1,6 +1,6 @@
-"""Issue 41: ``--trial-gate user-history`` and ``request-history``: an uncertain job gets no trial (it waits in Q as
-large) once the last ``--trial-history`` uncertain jobs of its user (with its request) failed their trial, as the
-scheduler saw them end; decided in-process with a stub classifier (trials of 100 s)."""
+"""Issue 41: ``--trial-gate user-history``, ``request-history`` and ``user-pause``: an uncertain job gets no trial (it
+waits in Q as large) once the last ``--trial-history`` uncertain jobs of its user (with its request) failed their
+trial, as the scheduler saw them end; decided in-process with a stub classifier (trials of 100 s)."""
 
 import pytest
 
@@ -73,3 +73,11 @@ def test_the_history_holds_the_last_outcomes_only():
 def test_the_depth_needs_a_history_gate():
     with pytest.raises(ConfigError, match="trial_history"):
         SchedulerConfig(classifier="rf", safeguard="kill", probe_threshold=0.02, trial_history=3)
+
+
+@pytest.mark.parametrize("gate, fourth_tried", [("user-history", False), ("user-pause", True)])
+def test_a_job_given_no_trial_that_ran_long_pauses_the_user_or_keeps_them_gated(gate, fourth_tried):
+    jobs = [*FAILED_TWICE, (1000, 1, 1000, 500), (3000, 1, 1000, 50)]
+    core, _ = run(jobs, [7, 7, 7, 7], gate)
+    assert not tried(core, 2)  # gated; it ran 500 s, past the 100 s trial it would have had
+    assert tried(core, 3) is fourth_tried
