@@ -69,9 +69,9 @@ RULES: dict[str, list[str]] = {
     "user-history": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "2"],
     "request-history": [*TOLERANT, "--trial-gate", "request-history", "--trial-history", "2"],
     "user-pause": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "2"],
+    "user-pause-3": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "3"],
     "user-history-3": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "3"],
-    "ordered-user-history": ["--variant", "classification-ordered", "--trial-gate", "user-history",
-                             "--trial-history", "2"],
+    "ordered-user-pause": ["--variant", "classification-ordered", "--trial-gate", "user-pause", "--trial-history", "2"],
 }
 
 
