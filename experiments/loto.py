@@ -66,6 +66,12 @@ RULES: dict[str, list[str]] = {
     "promote-ahead-one": [*TOLERANT, "--promote-scope", "ahead", "--promote-overdue", "killed-one"],
     "uncertain-in-q": [*TOLERANT, "--uncertain-queue", "with-large"],
     "uncertain-in-q-one": [*TOLERANT, "--uncertain-queue", "with-large", "--promote-overdue", "killed-one"],
+    "user-history": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "2"],
+    "request-history": [*TOLERANT, "--trial-gate", "request-history", "--trial-history", "2"],
+    "user-pause": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "2"],
+    "user-pause-3": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "3"],
+    "user-history-3": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "3"],
+    "ordered-user-pause": ["--variant", "classification-ordered", "--trial-gate", "user-pause", "--trial-history", "2"],
 }
 
 

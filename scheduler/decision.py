@@ -40,6 +40,7 @@ from scheduler.core.job import Job
 from scheduler.core.overdue import Overdue
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
+from scheduler.core.trial_history import TrialHistory
 from scheduler.decision_extras import (
     CLASS_METADATA,
     COMPLETED,
@@ -53,6 +54,7 @@ from scheduler.decision_extras import (
 from scheduler.errors import ConfigError, SimulationError
 from scheduler.knowledge.choices import JobClass
 from scheduler.parts import Classifier, Parts
+from scheduler.variants import HISTORY_GATES, PAUSE_GATES
 
 if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
@@ -111,6 +113,11 @@ class DecisionCore(DecisionExtras):
         self.overdue: Overdue | None = None  # promote_overdue: the longest first-attempt wait, the jobs it bounds
         self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it moved ahead of every queue
         self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
+        self.trial_history: TrialHistory | None = None  # trial_gate user-history or request-history
+        # the history gates: uncertain job -> how long it may run and count as a trial that paid, until it ends: its
+        # trial if given none (would one have paid?), without bound if tried (its trial paid unless the safeguard
+        # killed it: a job spared past its trial cost nothing)
+        self._judged: dict[str, float] = {}
         self.dynamic_jobs = False
         self.registration_finished = False
         self.no_more_static_jobs = False
@@ -187,6 +194,8 @@ class DecisionCore(DecisionExtras):
         config = self.config
         if config.promote_overdue != "none" or config.spare_within != "none":
             self.overdue = Overdue()
+        if config.trial_gate in HISTORY_GATES:
+            self.trial_history = TrialHistory(config.trial_history)
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
                         or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs
                         or self.overdue is not None)
@@ -212,15 +221,15 @@ class DecisionCore(DecisionExtras):
                 job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
             if job_class is JobClass.UNCERTAIN and not self._trial_pays(job):
                 job_class = JobClass.LARGE
+                if self.trial_history is not None:  # would a trial have paid? (a pause: it ends the pause)
+                    self._judged[job.id] = (math.inf if self.config.trial_gate in PAUSE_GATES
+                                            else self._trial_length(job, JobClass.UNCERTAIN, now))
+            elif job_class is JobClass.UNCERTAIN and self.trial_history is not None:
+                self._judged[job.id] = math.inf
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE:
-                limit = self.classifier.divider_at(now)
-                if job_class is JobClass.UNCERTAIN:
-                    limit = min(limit * self.config.probe_length, self.config.probe_limit or math.inf)
-                    if self.config.probe_width is not None:  # a wide job's failed trial wastes more processors
-                        limit *= min(1.0, math.sqrt(self.config.probe_width * self.nb_machines / job.res))
-                self.small[job.id] = limit
+                self.small[job.id] = self._trial_length(job, job_class, now)
                 self.small_waiting.add(job.id)
                 if self.config.siblings == "demote" and "user" in job.extras:
                     self._siblings.setdefault(sibling_key(job), set()).add(job.id)
@@ -233,6 +242,17 @@ class DecisionCore(DecisionExtras):
             rank = JobClass.LARGE.rank
         self._enqueue(job, rank, now)
         return job
+
+    def _trial_length(self, job: Job, job_class: JobClass, now: float) -> float:
+        """How long the safeguard lets ``job``, classified small or uncertain at ``now``, run: the divider then in
+        force; for an uncertain job, ``probe_length`` x it, at most ``probe_limit``, shortened for a wide job
+        (``probe_width``)."""
+        limit = self.classifier.divider_at(now)
+        if job_class is JobClass.UNCERTAIN:
+            limit = min(limit * self.config.probe_length, self.config.probe_limit or math.inf)
+            if self.config.probe_width is not None:  # a wide job's failed trial wastes more processors
+                limit *= min(1.0, math.sqrt(self.config.probe_width * self.nb_machines / job.res))
+        return limit
 
     def _rejection_reason(self, job: Job) -> str | None:
         if job.res <= 0:
@@ -259,6 +279,9 @@ class DecisionCore(DecisionExtras):
             self._running_siblings.get(sibling_key(self.jobs[job_id]), {}).pop(job_id, None)
         if self.predictions is not None:
             self._apply_prediction_changes(self.predictions.end(self.jobs[job_id], now), now, decisions)
+        if self._judged and job_id in self._judged:  # a first attempt: did its trial pay, or would it have?
+            paid = event.state != COMPLETED_KILLED and now - self.starts[job_id] <= self._judged.pop(job_id)
+            self.trial_history.record(self._history_key(self.jobs[job_id]), paid)
         original = self.origin.get(job_id, job_id)
         killed_by_us = self.safeguard is not None and self.safeguard.ended(job_id)
         if event.state != COMPLETED_KILLED:

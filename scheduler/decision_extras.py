@@ -14,6 +14,7 @@ from scheduler.core.events import Decision, RegistrationFinished, SetMetadata
 from scheduler.core.job import Job
 from scheduler.core.overdue import OVERDUE_RANK_SET, OVERDUE_RANKS
 from scheduler.knowledge.choices import JobClass
+from scheduler.variants import HISTORY_GATES
 
 #: Lifecycle states of a job in :attr:`DecisionCore.states <scheduler.decision.DecisionCore.states>`.
 QUEUED, RUNNING, COMPLETED, REJECTED, KILLED = "queued", "running", "completed", "rejected", "killed"
@@ -131,12 +132,20 @@ class DecisionExtras:
         return bool(overdue)
 
     def _trial_pays(self, job: Job) -> bool:
-        """``trial_gate`` machine-share: whether the forest's P(small) for ``job`` is at least the share of the machine
-        it asks (a failed trial holds that share; a classifier without probabilities tries every job)."""
+        """``trial_gate``: whether the uncertain ``job`` gets a trial. machine-share: whether the forest's P(small)
+        for it is at least the share of the machine it asks (a failed trial holds that share; a classifier without
+        probabilities tries every job). user-history, request-history: unless the last ``trial_history`` uncertain
+        jobs of its user (with its request) all failed their trial (a job without a user is tried)."""
         if self.config.trial_gate == "none":
             return True
+        if self.trial_history is not None:
+            return "user" not in job.extras or not self.trial_history.failing(self._history_key(job))
         p_small = getattr(self.classifier, "p_small", None)
         return p_small is None or not p_small(job.id) < job.res / self.nb_machines
+
+    def _history_key(self, job: Job) -> tuple:
+        """Whose trials ``job``'s is judged with: its user's (user-history), or its user's with its request."""
+        return sibling_key(job) if HISTORY_GATES[self.config.trial_gate] == "request" else (job.extras.get("user"),)
 
     # --- the safeguard's kills ------------------------------------------------------
 

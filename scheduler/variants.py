@@ -31,9 +31,16 @@ PROMOTE_SCOPES = ("job", "ahead", "head")
 #: Where uncertain jobs wait for their trial: ahead of Q, or in Q in the policy's order.
 UNCERTAIN_QUEUES = ("ahead", "with-large")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
-PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate", "uncertain_queue")
-#: Which uncertain jobs are tried: all, or those whose P(small) is at least the share of the machine they ask.
-TRIAL_GATES = ("none", "machine-share")
+PROBING_OPTIONS = ("probe_length", "probe_limit", "probe_width", "probe_max_width", "trial_gate", "uncertain_queue",
+                   "trial_history")
+#: Which uncertain jobs are tried: all; those whose P(small) is at least the share of the machine they ask; those
+#: whose user's (user-history, user-pause) or user and request's (request-history) last trials did not all fail.
+TRIAL_GATES = ("none", "machine-share", "user-history", "request-history", "user-pause")
+#: The trial gates that read the outcomes of past trials (trial_history says how many), by whose trials they read.
+HISTORY_GATES = {"user-history": "user", "request-history": "request", "user-pause": "user"}
+#: The history gates under which a job given no trial counts, once ended, as a trial that paid (the gate pauses the
+#: user's trials until then); under the others, only if it ran within the trial it would have had.
+PAUSE_GATES = ("user-pause",)
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
                 "spare_within", "overdue_ahead_of")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).

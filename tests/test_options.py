@@ -53,6 +53,7 @@ EXAMPLES = {
     "partial_oracle": ("no-false-large", "no-false-large", "no-false-large"),
     "probe_max_width": ("0.5", 0.5, 0.5),
     "trial_gate": ("Machine-share", "machine-share", "machine-share"),
+    "trial_history": ("3", 3, 3),
     "kill_on": ("Blocking", "blocking", "blocking"),
     "kill_for": ("order", "order", "order"),
     "kill_slack": ("1", 1, 1.0),
@@ -79,7 +80,8 @@ NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_lim
                                                      "trial_gate", "uncertain_queue")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
           "order_by": {"divider_estimates": "all"}, "promote_scope": {"promote_after": 7.0},
-          "overdue_ahead_of": {"promote_overdue": "killed"}}
+          "overdue_ahead_of": {"promote_overdue": "killed"},
+          "trial_history": {"probe_threshold": 0.02, "trial_gate": "user-history"}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -107,6 +109,8 @@ BAD = [
     ("model", "", "non-empty"),
     ("train_window", 0, "positive integer"),
     ("train_window", -3, "positive integer"),
+    ("trial_history", 0, "positive integer"),
+    ("trial_gate", "user", "unknown value"),
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
     ("divider_estimates", "waiting", "unknown value"),
