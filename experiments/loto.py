@@ -29,8 +29,8 @@ import pandas as pd  # noqa: E402
 
 from kill_frontier import REFERENCES, WORKLOADS, compare, measures  # noqa: E402
 
-#: trace -> (SWF file, the machine's options, processors). SDSC-DS: the SWF reader does not read its header's
-#: ``MaxProcs: 1664 (72, 1368, 224)`` yet; it is given here.
+#: trace -> (SWF file, the machine's options, processors). SDSC-DS's 1,664 (its header's ``MaxProcs: 1664 (72, 1368,
+#: 224)``, which the SWF reader now reads too) and LANL-CM5's are given, as they were for every run made.
 TRACES = {"KTH-SP2": ("KTH-SP2-1996-2.1-cln.swf.gz", ["--platform", "platforms/kth_sp2.xml"], 100),
           "SDSC-SP2": ("SDSC-SP2-1998-4.2-cln.swf.gz", ["--platform", "platforms/sdsc_sp2.xml"], 128),
           "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", ["--platform", "platforms/hpc2n.xml"], 240),
