@@ -27,9 +27,9 @@ from typing import NamedTuple
 from scheduler.core.machines import full_mask, lowest
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Holding:
-    """Machines held by a job over ``[start, end)``."""
+    """Machines held by a job over ``[start, end)`` (equal only to itself: found in lists by identity)."""
 
     job_id: str
     start: float
@@ -140,10 +140,7 @@ class AvailabilityProfile:
     def _unlist(self, holding: Holding) -> None:
         """Take ``holding`` out of :attr:`_by_end` (among those ending at the same time, by identity)."""
         by_end = self._by_end
-        at = bisect_left(by_end, holding.end, key=_expected_end)
-        while by_end[at] is not holding:
-            at += 1
-        del by_end[at]
+        del by_end[by_end.index(holding, bisect_left(by_end, holding.end, key=_expected_end))]
 
     # --- the reservation -----------------------------------------------------------
 
