@@ -41,7 +41,8 @@ class Holding:
 @dataclass(slots=True)
 class _Planned:
     """The last answer of :meth:`AvailabilityProfile._fit_after_ends`: ``res`` machines from ``start`` on ``mask``
-    (None: to be chosen again); ``below`` holds every machine up to the highest of ``mask``. Kept up to date as jobs
+    (None: to be chosen again), or on the lowest of ``mask`` and ``freed``, machines below its highest one freed by
+    then since; ``below`` holds every machine up to the highest of ``mask``. Kept up to date as jobs
     start and end: by ``start``, ``spare`` machines beyond ``res`` are free; at every slice before it at least
     ``short`` are missing. While neither is negative nor zero, ``start`` is still the answer."""
 
@@ -51,14 +52,20 @@ class _Planned:
     short: int
     mask: int | None
     below: int
+    freed: int = 0
 
     def add_free(self, machines: int) -> None:
         """``machines`` are free by ``start`` now: the lowest ``res`` machines free then may be lower. (Those free by
         then up to the highest of ``mask`` are ``mask`` itself: the new ones below it are all that can enter.)"""
-        lower = machines & self.below
-        if lower and self.mask is not None:
-            self.mask = lowest(self.mask | lower, self.res)
+        self.freed |= machines & self.below
+
+    def chosen(self) -> int | None:
+        """The ``res`` lowest machines free by ``start`` (None: to be chosen again)."""
+        if self.freed and self.mask is not None:
+            self.mask = lowest(self.mask | self.freed, self.res)
             self.below = (1 << self.mask.bit_length()) - 1
+        self.freed = 0
+        return self.mask
 
 
 class Fit(NamedTuple):
@@ -105,7 +112,7 @@ class AvailabilityProfile:
         if planned is not None and end > planned.start:  # (ending by then, it changes nothing from then on)
             planned.spare -= res
             if mask & planned.below:
-                planned.mask = None  # machines it chose are no longer free by then
+                planned.mask, planned.freed = None, 0  # machines it chose are no longer free by then
 
     def finish(self, job_id: str) -> Holding:
         """Release the machines of a running job."""
@@ -133,7 +140,7 @@ class AvailabilityProfile:
             if old > start >= end:
                 planned.add_free(holding.mask)
             elif end > start >= old and holding.mask & planned.below:
-                planned.mask = None  # machines it chose, or below them, are no longer free by then
+                planned.mask, planned.freed = None, 0  # machines it chose, or below them, are no longer free by then
         holding.end = end
         insort(self._by_end, holding, key=_expected_end)
 
@@ -225,7 +232,7 @@ class AvailabilityProfile:
         planned = self._planned
         if planned is not None and planned.res == res and now <= planned.start and planned.spare >= 0 \
                 and planned.short > 0:  # (the slices from now on are the same)
-            if planned.mask is None:
+            if planned.chosen() is None:
                 planned.mask = self._lowest_by(planned.start, res)
                 planned.below = (1 << planned.mask.bit_length()) - 1
             return planned.start, planned.mask
@@ -249,8 +256,8 @@ class AvailabilityProfile:
         while after < len(holdings) and holdings[after].end <= start:
             spare += holdings[after].res
             after += 1
-        if planned is not None and planned.res == res and planned.start == start and planned.mask is not None:
-            mask = planned.mask  # the machines free by then below the highest it chose are the same
+        if planned is not None and planned.res == res and planned.start == start and planned.chosen() is not None:
+            mask = planned.mask  # the machines free by then below the highest it chose are the same, or more
         else:
             mask = self._lowest_by(start, res)
         self._planned = _Planned(res, start, spare, short, mask, (1 << mask.bit_length()) - 1)
