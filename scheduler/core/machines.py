@@ -53,8 +53,7 @@ def _end_of_lowest(mask: int, count: int) -> int:
     """One past the ``count``-th lowest machine of ``mask`` (which holds at least ``count``): its first
     :data:`_WALKED_RUNS` runs walked from the low end (a shifted copy of the mask measured on its low 64 bits where a
     run or gap fits in them), then, when that machine lies further up, found by bisection on how many machines the
-    low bits of the rest hold: on a fragmented machine a few such counts cost less than a walk over hundreds of runs.
-    The counts grow from the low end (each costs with the bits it counts): the cost grows with the machine found."""
+    low bits of the rest hold: on a fragmented machine a few such counts cost less than a walk over hundreds of runs."""
     rest, position = mask, 0  # ``mask`` shifted down by ``position``
     for _ in range(_WALKED_RUNS):
         word = rest & _WORD
@@ -74,12 +73,7 @@ def _end_of_lowest(mask: int, count: int) -> int:
         count -= length
         rest >>= length
         position += length
-    # the answer within ``rest``: its low ``low`` bits hold too few, its low ``high`` enough; a count costs with the
-    # bits counted, so ``high`` grows from ``2 * count`` (doubled) before the bisection
-    low, high, top = count, 2 * count, rest.bit_length()
-    while high < top and (rest & ((1 << high) - 1)).bit_count() < count:
-        low, high = high + 1, 2 * high
-    high = min(high, top)
+    low, high = count, rest.bit_length()  # the answer within ``rest``: its low ``low`` bits hold too few, all do enough
     while low < high:
         middle = (low + high) >> 1
         if (rest & ((1 << middle) - 1)).bit_count() >= count:
