@@ -101,3 +101,65 @@ def test_a_kept_fit_is_dropped_when_a_machine_under_it_changes_by_its_start(chan
         profile.set_expected_end("a", 30.0)
     assert profile.later_fit(9, 1.0, 0.0) == fit_by_definition(profile, 9, 0.0)
     assert profile.later_fit(9, 1.0, 0.0)[0] == 20.0
+
+
+SMALL = 40
+
+# ends on a grid of few times, so that jobs often end together, and at the kept start
+kept_steps = st.lists(st.tuples(st.sampled_from(["start", "start", "finish", "finish", "move", "move", "time"]),
+                                st.integers(0, 11), st.integers(1, 8), st.sampled_from([-2.0, 0.0, 2.0, 4.0])),
+                      max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(12, SMALL), kept_steps, st.randoms(use_true_random=False))
+def test_a_kept_fit_follows_every_change(res, operations, random) -> None:
+    """One job's fit after the ends, asked after every start, end, moved expected end and step of time (as EASY asks
+    its priority job's at every decision), is the one computed afresh: its start moves earlier when a job expected to
+    end by then or after ends sooner, later when one that ends after it starts or its end moves past it."""
+    profile = AvailabilityProfile(SMALL)
+    now = 0.0
+    for operation, number, width, delay in operations:
+        job_id = f"w0!{number}"
+        if operation == "start" and job_id not in profile.running and profile.nb_free:
+            free = [m for m in range(SMALL) if profile.free_mask >> m & 1]
+            machines = random.sample(free, min(width, len(free)))
+            profile.start(job_id, now, now + max(delay, 0.0), len(machines), sum(1 << m for m in machines))
+        elif operation == "finish" and job_id in profile.running:
+            profile.finish(job_id)
+        elif operation == "move" and job_id in profile.running:
+            profile.set_expected_end(job_id, now + delay)
+        elif operation == "time":
+            now += max(delay, 0.0)
+        if res > profile.nb_free:
+            assert profile.later_fit(res, 1.0, now) == fit_by_definition(profile, res, now)
+
+
+@pytest.mark.parametrize("change, res, start", [
+    ("finish", 7, 10.0),  # a job expected to end after the start ends: 7 free by 10
+    ("move earlier", 7, 10.0),  # it is expected to end by 5 instead: 7 free by 10
+    ("start", 9, 30.0),  # the free machine is taken until 30: 8 free by 20
+    ("move later", 9, 25.0),  # four machines expected back at 20 are at 25
+    ("time", 9, 25.0),  # it is 25, and the jobs expected to end by 20 have not ended yet
+])
+def test_a_kept_start_moves_when_the_machines_free_by_then_change(change: str, res: int, start: float) -> None:
+    """Eleven machines: one free, four back at 10, four at 20, two at 30; ``res`` machines are first free at 20 (5
+    machines by 10, 9 by 20), then a change moves that start."""
+    profile = AvailabilityProfile(11)
+    profile.start("x", 0.0, 10.0, 4, _bits(0, 1, 2, 3))
+    profile.start("y", 0.0, 20.0, 4, _bits(4, 5, 6, 7))
+    profile.start("z", 0.0, 30.0, 2, _bits(8, 9))
+    assert profile.later_fit(res, 1.0, 0.0)[0] == 20.0
+    now = 0.0
+    if change == "finish":
+        profile.finish("z")
+    elif change == "move earlier":
+        profile.set_expected_end("z", 5.0)
+    elif change == "start":
+        profile.start("w", 0.0, 30.0, 1, _bits(10))
+    elif change == "move later":
+        profile.set_expected_end("y", 25.0)
+    else:
+        now = 25.0
+    assert profile.later_fit(res, 1.0, now) == fit_by_definition(profile, res, now)
+    assert profile.later_fit(res, 1.0, now)[0] == start

@@ -21,6 +21,8 @@ _WORD = (1 << 64) - 1
 #: Machines per block of :func:`lowest`: a block's operations cost far less than the whole mask's.
 _BLOCK = 16384
 _BLOCK_MASK = (1 << _BLOCK) - 1
+#: Runs :func:`_end_of_lowest` walks before it bisects: most requests end in them (a job of a few machines).
+_WALKED_RUNS = 2
 
 
 def lowest(mask: int, count: int) -> int:
@@ -30,8 +32,8 @@ def lowest(mask: int, count: int) -> int:
     microseconds, and those on negative integers (``mask & -mask``) or ``int.bit_count``
     several times more. So the mask is read a block of :data:`_BLOCK` machines at a time
     from the low end (a block's count, then the mask shifted past it), the block where the
-    ``count``-th machine lies is walked run by run, and the answer is cut from ``mask`` in
-    one ``&``: the cost grows with the blocks and the runs taken, not with the machine size.
+    ``count``-th machine lies is searched (:func:`_end_of_lowest`), and the answer is cut from
+    ``mask`` in one ``&``: the cost grows with the blocks taken, not with the machine size.
     """
     if count <= 0:
         return 0
@@ -48,10 +50,12 @@ def lowest(mask: int, count: int) -> int:
 
 
 def _end_of_lowest(mask: int, count: int) -> int:
-    """One past the ``count``-th lowest machine of ``mask`` (which holds at least ``count``): its runs walked
-    from the low end, a shifted copy of the mask measured on its low 64 bits where a run or gap fits in them."""
+    """One past the ``count``-th lowest machine of ``mask`` (which holds at least ``count``): its first
+    :data:`_WALKED_RUNS` runs walked from the low end (a shifted copy of the mask measured on its low 64 bits where a
+    run or gap fits in them), then, when that machine lies further up, found by bisection on how many machines the
+    low bits of the rest hold: on a fragmented machine a few such counts cost less than a walk over hundreds of runs."""
     rest, position = mask, 0  # ``mask`` shifted down by ``position``
-    while True:
+    for _ in range(_WALKED_RUNS):
         word = rest & _WORD
         if word:  # the trailing zeros: the gap before the next run
             gap = (word ^ (word - 1)).bit_length() - 1
@@ -69,6 +73,14 @@ def _end_of_lowest(mask: int, count: int) -> int:
         count -= length
         rest >>= length
         position += length
+    low, high = count, rest.bit_length()  # the answer within ``rest``: its low ``low`` bits hold too few, all do enough
+    while low < high:
+        middle = (low + high) >> 1
+        if (rest & ((1 << middle) - 1)).bit_count() >= count:
+            high = middle
+        else:
+            low = middle + 1
+    return position + low
 
 
 def runs(mask: int) -> list[tuple[int, int]]:

@@ -27,9 +27,9 @@ from typing import NamedTuple
 from scheduler.core.machines import full_mask, lowest
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Holding:
-    """Machines held by a job over ``[start, end)``."""
+    """Machines held by a job over ``[start, end)`` (equal only to itself: found in lists by identity)."""
 
     job_id: str
     start: float
@@ -40,13 +40,32 @@ class Holding:
 
 @dataclass(slots=True)
 class _Planned:
-    """The last answer of :meth:`AvailabilityProfile._fit_after_ends`: ``res`` machines from ``start`` on ``mask``;
-    ``below`` holds every machine up to the highest of ``mask``."""
+    """The last answer of :meth:`AvailabilityProfile._fit_after_ends`: ``res`` machines from ``start`` on ``mask``
+    (None: to be chosen again), or on the lowest of ``mask`` and ``freed``, machines below its highest one freed by
+    then since; ``below`` holds every machine up to the highest of ``mask``. Kept up to date as jobs
+    start and end: by ``start``, ``spare`` machines beyond ``res`` are free; at every slice before it at least
+    ``short`` are missing. While neither is negative nor zero, ``start`` is still the answer."""
 
     res: int
     start: float
-    mask: int
+    spare: int
+    short: int
+    mask: int | None
     below: int
+    freed: int = 0
+
+    def add_free(self, machines: int) -> None:
+        """``machines`` are free by ``start`` now: the lowest ``res`` machines free then may be lower. (Those free by
+        then up to the highest of ``mask`` are ``mask`` itself: the new ones below it are all that can enter.)"""
+        self.freed |= machines & self.below
+
+    def chosen(self) -> int | None:
+        """The ``res`` lowest machines free by ``start`` (None: to be chosen again)."""
+        if self.freed and self.mask is not None:
+            self.mask = lowest(self.mask | self.freed, self.res)
+            self.below = (1 << self.mask.bit_length()) - 1
+        self.freed = 0
+        return self.mask
 
 
 class Fit(NamedTuple):
@@ -73,9 +92,10 @@ class AvailabilityProfile:
         # sort at each first fit cost more: a reservation hardly ever finds the running jobs as the last left them)
         self._by_end: list[Holding] = []
         self.reservation: Holding | None = None
-        # the last fit after the ends, kept while no machine below its highest one comes free or gets taken by
-        # then: the same job's reservation is found again at every job end, and on a large fragmented machine
-        # choosing its machines costs far more than checking that nothing changed under them
+        # the last fit after the ends, kept while the changes cannot move it: the same job's reservation is found
+        # again at every job end, and with thousands of jobs running, finding its start (a walk over them by
+        # expected end) and choosing its machines on a fragmented machine cost far more than checking each change;
+        # its machines are chosen again only when one below its highest comes free or gets taken by then
         self._planned: _Planned | None = None
 
     # --- running jobs --------------------------------------------------------------
@@ -89,8 +109,10 @@ class AvailabilityProfile:
         self.free_mask ^= mask  # (the machines were free)
         self.nb_free -= res
         planned = self._planned
-        if planned is not None and end > planned.start and mask & planned.below:
-            self._planned = None  # machines it chose are no longer free by then
+        if planned is not None and end > planned.start:  # (ending by then, it changes nothing from then on)
+            planned.spare -= res
+            if mask & planned.below:
+                planned.mask, planned.freed = None, 0  # machines it chose are no longer free by then
 
     def finish(self, job_id: str) -> Holding:
         """Release the machines of a running job."""
@@ -99,27 +121,33 @@ class AvailabilityProfile:
         self.free_mask |= holding.mask
         self.nb_free += holding.res
         planned = self._planned
-        if planned is not None and holding.end > planned.start and holding.mask & planned.below:
-            self._planned = None  # lower machines may be free by then
+        if planned is not None and holding.end >= planned.start:  # (expected to end before, nothing changes by then)
+            planned.short -= holding.res  # every slice before has more machines free
+            if holding.end > planned.start:
+                planned.spare += holding.res
+                planned.add_free(holding.mask)
         return holding
 
     def set_expected_end(self, job_id: str, end: float) -> None:
         holding = self.running[job_id]
         self._unlist(holding)
         planned = self._planned
-        if planned is not None and (holding.end > planned.start) != (end > planned.start) \
-                and holding.mask & planned.below:
-            self._planned = None
+        if planned is not None:
+            start, old = planned.start, holding.end
+            planned.spare += holding.res * ((end <= start) - (old <= start))
+            if end < start <= old:
+                planned.short -= holding.res  # the slices from ``end`` on have more machines free
+            if old > start >= end:
+                planned.add_free(holding.mask)
+            elif end > start >= old and holding.mask & planned.below:
+                planned.mask, planned.freed = None, 0  # machines it chose, or below them, are no longer free by then
         holding.end = end
         insort(self._by_end, holding, key=_expected_end)
 
     def _unlist(self, holding: Holding) -> None:
         """Take ``holding`` out of :attr:`_by_end` (among those ending at the same time, by identity)."""
         by_end = self._by_end
-        at = bisect_left(by_end, holding.end, key=_expected_end)
-        while by_end[at] is not holding:
-            at += 1
-        del by_end[at]
+        del by_end[by_end.index(holding, bisect_left(by_end, holding.end, key=_expected_end))]
 
     # --- the reservation -----------------------------------------------------------
 
@@ -201,19 +229,43 @@ class AvailabilityProfile:
         """:meth:`first_fit` without a reservation, for a job that does not fit now: it starts at the first
         expected end (``now`` for one already past) by which enough machines are free, on the lowest of the
         machines free then."""
+        planned = self._planned
+        if planned is not None and planned.res == res and now <= planned.start and planned.spare >= 0 \
+                and planned.short > 0:  # (the slices from now on are the same)
+            if planned.chosen() is None:
+                planned.mask = self._lowest_by(planned.start, res)
+                planned.below = (1 << planned.mask.bit_length()) - 1
+            return planned.start, planned.mask
         holdings = self._by_end
         count = self.nb_free
-        for holding in holdings:
+        for stop, holding in enumerate(holdings):
             count += holding.res
             if count >= res:
                 break
         else:
             raise AssertionError("unreachable: every machine is free after the last end")
-        start = holding.end if holding.end > now else now
-        planned = self._planned
-        if planned is not None and planned.res == res and planned.start == start:
-            # the machines free by then below the highest it chose are the same: lowest() chooses them again
-            return start, planned.mask
+        if holding.end > now:
+            start, before, first = holding.end, count, stop  # ``before``: free before ``start``
+            while first >= 0 and holdings[first].end == start:
+                before -= holdings[first].res
+                first -= 1
+            short = res - before
+        else:
+            start, short = now, self.nb_machines + 1  # (no slice before it)
+        spare, after = count - res, stop + 1  # jobs ending by then after the one that made enough
+        while after < len(holdings) and holdings[after].end <= start:
+            spare += holdings[after].res
+            after += 1
+        if planned is not None and planned.res == res and planned.start == start and planned.chosen() is not None:
+            mask = planned.mask  # the machines free by then below the highest it chose are the same, or more
+        else:
+            mask = self._lowest_by(start, res)
+        self._planned = _Planned(res, start, spare, short, mask, (1 << mask.bit_length()) - 1)
+        return start, mask
+
+    def _lowest_by(self, start: float, res: int) -> int:
+        """The ``res`` lowest machines free by ``start`` (every job expected to end by then ended)."""
+        holdings = self._by_end
         later = bisect_right(holdings, start, key=_expected_end)  # every job ended by then, those ending then too
         if later <= len(holdings) - later:
             available = self.free_mask
@@ -224,6 +276,4 @@ class AvailabilityProfile:
             for holding in holdings[later:]:
                 available |= holding.mask
             available ^= self._all
-        mask = lowest(available, res)
-        self._planned = _Planned(res, start, mask, (1 << mask.bit_length()) - 1)
-        return start, mask
+        return lowest(available, res)

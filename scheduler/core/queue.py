@@ -52,6 +52,7 @@ class JobQueue:
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
         # static policies: processor count -> its jobs as (entry, job) pairs and as (estimate, entry, job), sorted
         self._by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] = {}
+        self._queued_widths: list[int] = []  # the keys of _by_width, sorted
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
         self.estimates: dict[str, float] = {}
@@ -86,6 +87,7 @@ class JobQueue:
             same_width = self._by_width.get(job.res)
             if same_width is None:
                 self._by_width[job.res] = ([(entry, job)], [(estimate, entry, job)])
+                insort(self._queued_widths, job.res)
             else:  # (entries differ: jobs are never compared)
                 insort(same_width[0], (entry, job))
                 insort(same_width[1], (estimate, entry, job))
@@ -105,6 +107,7 @@ class JobQueue:
             by_entry, by_estimate = self._by_width[job.res]
             if len(by_entry) == 1:
                 del self._by_width[job.res]  # (only the widths queued are read)
+                del self._queued_widths[bisect_left(self._queued_widths, job.res)]
             else:
                 del by_entry[bisect_left(by_entry, (entry,))]
                 del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
@@ -172,29 +175,30 @@ class JobQueue:
         ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
         if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
             return None
-        by_width, estimates = self._by_width, self.estimates
-        # width -> its jobs short enough, in scheduling order; or None when most of its jobs are: they are read in
-        # order, the others skipped (a pass mostly stops at the first)
-        short_of: dict[int, list[tuple[tuple, Job]] | None] = {}
+        by_width, widths, estimates = self._by_width, self._queued_widths, self.estimates
+        # width -> its jobs short enough, in scheduling order (none: an empty tuple); or None when most of its jobs
+        # are: they are read in order, the others skipped (a pass mostly stops at the first)
+        short_of: dict[int, list[tuple[tuple, Job]] | tuple | None] = {}
 
         def pick(width: int, narrow: int, after: tuple | None) -> Iterator[tuple[tuple, Job]]:
             tails = []
-            for res, (by_entry, by_estimate) in by_width.items():
+            for res in widths[:bisect_right(widths, width)]:
+                by_entry, by_estimate = by_width[res]
                 if res <= narrow:
                     jobs = by_entry
-                elif res <= width:
+                else:
                     jobs = short_of.get(res, by_width)
                     if jobs is by_width:  # (not looked at yet)
                         shorter = bisect_right(by_estimate, longest, key=_estimate_of)
-                        jobs = short_of[res] = None if 2 * shorter > len(by_estimate) else \
+                        jobs = short_of[res] = () if not shorter else None if 2 * shorter > len(by_estimate) else \
                             sorted([(entry, job) for _, entry, job in by_estimate[:shorter]])
                     if jobs is None:
                         first = 0 if after is None else bisect_right(by_entry, after, key=_entry_of)
                         tails.append(pair for pair in islice(by_entry, first, None)
                                      if estimates[pair[1].id] <= longest)
                         continue
-                else:
-                    continue
+                    if not jobs:
+                        continue
                 first = 0 if after is None else bisect_right(jobs, after, key=_entry_of)
                 if first < len(jobs):
                     tails.append(islice(jobs, first, None))
