@@ -47,6 +47,13 @@ TOLERANT = ["--variant", "classification-tolerant"]
 OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
 OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
 WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
+
+
+def history_gate(gate: str, depth: int) -> list[str]:
+    """The options of a trial gate by the user's last ``depth`` trials (``--trial-gate``, ``--trial-history``)."""
+    return ["--trial-gate", gate, "--trial-history", str(depth)]
+
+
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,
@@ -66,12 +73,12 @@ RULES: dict[str, list[str]] = {
     "promote-ahead-one": [*TOLERANT, "--promote-scope", "ahead", "--promote-overdue", "killed-one"],
     "uncertain-in-q": [*TOLERANT, "--uncertain-queue", "with-large"],
     "uncertain-in-q-one": [*TOLERANT, "--uncertain-queue", "with-large", "--promote-overdue", "killed-one"],
-    "user-history": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "2"],
-    "request-history": [*TOLERANT, "--trial-gate", "request-history", "--trial-history", "2"],
-    "user-pause": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "2"],
-    "user-pause-3": [*TOLERANT, "--trial-gate", "user-pause", "--trial-history", "3"],
-    "user-history-3": [*TOLERANT, "--trial-gate", "user-history", "--trial-history", "3"],
-    "ordered-user-pause": ["--variant", "classification-ordered", "--trial-gate", "user-pause", "--trial-history", "2"],
+    "user-history": [*TOLERANT, *history_gate("user-history", 2)],
+    "request-history": [*TOLERANT, *history_gate("request-history", 2)],
+    "user-pause": [*TOLERANT, *history_gate("user-pause", 2)],
+    "user-pause-3": [*TOLERANT, *history_gate("user-pause", 3)],
+    "user-history-3": [*TOLERANT, *history_gate("user-history", 3)],
+    "ordered-user-pause": ["--variant", "classification-ordered", *history_gate("user-pause", 2)],
 }
 
 

@@ -113,7 +113,7 @@ class DecisionCore(DecisionExtras):
         self.overdue: Overdue | None = None  # promote_overdue: the longest first-attempt wait, the jobs it bounds
         self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it moved ahead of every queue
         self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
-        self.trial_history: TrialHistory | None = None  # trial_gate user-history or request-history
+        self.trial_history: TrialHistory | None = None  # trial_gate user-history, request-history or user-pause
         # the history gates: uncertain job -> how long it may run and count as a trial that paid, until it ends: its
         # trial if given none (would one have paid?), without bound if tried (its trial paid unless the safeguard
         # killed it: a job spared past its trial cost nothing)

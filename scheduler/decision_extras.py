@@ -134,8 +134,8 @@ class DecisionExtras:
     def _trial_pays(self, job: Job) -> bool:
         """``trial_gate``: whether the uncertain ``job`` gets a trial. machine-share: whether the forest's P(small)
         for it is at least the share of the machine it asks (a failed trial holds that share; a classifier without
-        probabilities tries every job). user-history, request-history: unless the last ``trial_history`` uncertain
-        jobs of its user (with its request) all failed their trial (a job without a user is tried)."""
+        probabilities tries every job). user-history, request-history, user-pause: unless the last ``trial_history``
+        uncertain jobs of its user (with its request) all failed their trial (a job without a user is tried)."""
         if self.config.trial_gate == "none":
             return True
         if self.trial_history is not None:
@@ -144,7 +144,8 @@ class DecisionExtras:
         return p_small is None or not p_small(job.id) < job.res / self.nb_machines
 
     def _history_key(self, job: Job) -> tuple:
-        """Whose trials ``job``'s is judged with: its user's (user-history), or its user's with its request."""
+        """Whose trials ``job``'s is judged with: its user's (user-history, user-pause), or its user's with its
+        request (request-history)."""
         return sibling_key(job) if HISTORY_GATES[self.config.trial_gate] == "request" else (job.extras.get("user"),)
 
     # --- the safeguard's kills ------------------------------------------------------

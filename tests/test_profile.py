@@ -53,6 +53,13 @@ wide_steps = st.lists(st.tuples(st.sampled_from(["start", "start", "finish", "mo
                                 st.sampled_from([1.0, 5.0, 10.0, 10.0, 20.0, 35.5])), max_size=80)
 
 
+def start_scattered(profile: AvailabilityProfile, random, job_id: str, res: int, now: float, end: float) -> None:
+    """Start ``job_id`` on up to ``res`` free machines drawn at random: scattered, not only the lowest."""
+    free = [m for m in range(profile.nb_machines) if profile.free_mask >> m & 1]
+    machines = random.sample(free, min(res, len(free)))
+    profile.start(job_id, now, end, len(machines), sum(1 << m for m in machines))
+
+
 @settings(max_examples=300, deadline=None)
 @given(wide_steps, st.randoms(use_true_random=False))
 def test_fit_after_ends_is_the_first_fit_by_its_definition(operations, random) -> None:
@@ -64,9 +71,7 @@ def test_fit_after_ends_is_the_first_fit_by_its_definition(operations, random) -
     for operation, number, res, end in operations:
         job_id = f"w0!{number}"
         if operation == "start" and job_id not in profile.running and profile.nb_free:
-            free = [m for m in range(WIDE) if profile.free_mask >> m & 1]
-            machines = random.sample(free, min(res, len(free)))  # scattered, not only the lowest
-            profile.start(job_id, now, now + end, len(machines), sum(1 << m for m in machines))
+            start_scattered(profile, random, job_id, res, now, now + end)
         elif operation == "finish" and job_id in profile.running:
             profile.finish(job_id)
         elif operation == "move" and job_id in profile.running:
@@ -122,9 +127,7 @@ def test_a_kept_fit_follows_every_change(res, operations, random) -> None:
     for operation, number, width, delay in operations:
         job_id = f"w0!{number}"
         if operation == "start" and job_id not in profile.running and profile.nb_free:
-            free = [m for m in range(SMALL) if profile.free_mask >> m & 1]
-            machines = random.sample(free, min(width, len(free)))
-            profile.start(job_id, now, now + max(delay, 0.0), len(machines), sum(1 << m for m in machines))
+            start_scattered(profile, random, job_id, width, now, now + max(delay, 0.0))
         elif operation == "finish" and job_id in profile.running:
             profile.finish(job_id)
         elif operation == "move" and job_id in profile.running:
