@@ -4,8 +4,7 @@ An uncertain job's trial *failed* if the safeguard killed it (its processors wer
 again); it *paid* otherwise (the job ended within it, or was spared and ran on as a backfilled job would). A job
 given no trial is judged once it ends, so that a user whose jobs are given no trial can earn trials back: by whether
 it ran within the trial it would have had (user-history, request-history), or as paid (user-pause). Outcomes are
-recorded when the scheduler sees them (a kill or a
-completion), never from a job's runtime before it ends.
+recorded when the scheduler sees them (a kill or a completion), never from a job's runtime before it ends.
 """
 
 from __future__ import annotations
