@@ -47,6 +47,9 @@ TOLERANT = ["--variant", "classification-tolerant"]
 OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
 OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
 WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
+#: The kill and waste budgets: four fifths of the bars (10% of the jobs killed, 1% of the useful work wasted).
+BUDGETS = ["--kill-budget", "0.08", "--waste-budget", "0.008"]
+WEEK = 7 * 24 * 3600
 
 
 def history_gate(gate: str, depth: int) -> list[str]:
@@ -79,6 +82,10 @@ RULES: dict[str, list[str]] = {
     "user-pause-3": [*TOLERANT, *history_gate("user-pause", 3)],
     "user-history-3": [*TOLERANT, *history_gate("user-history", 3)],
     "ordered-user-pause": ["--variant", "classification-ordered", *history_gate("user-pause", 2)],
+    "budget": [*TOLERANT, *BUDGETS],
+    "budget-week": [*TOLERANT, *BUDGETS, "--budget-window", str(WEEK)],
+    "ordered-budget": ["--variant", "classification-ordered", *BUDGETS],
+    "guarded-budget-week": [*TOLERANT, "--promote-overdue", "killed-one", *BUDGETS, "--budget-window", str(WEEK)],
 }
 
 

@@ -189,6 +189,20 @@ class SchedulerConfig:
                 "wait of any job started so far on its first attempt (from its submission), unless killing it would "
                 "let that job start now: none or longest-wait. Measured worse: longest-wait costs SDSC-SP2 7-8 points "
                 "of class-clairvoyant's reduction", choice(lambda: SPARE_WITHIN), metavar="NAME", group="trials")
+    kill_budget: float | None = option(
+        None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
+              "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
+              "budget is spent no uncertain job gets a trial: a run then kills at most F of its jobs, on any trace",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
+    waste_budget: float | None = option(
+        None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the work lost "
+              "to kills (processors x time run) more than F x the work of the jobs completed (over --budget-window, "
+              "or the whole run): a run then wastes at most F of its useful work, on any trace",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
+    budget_window: float | None = option(
+        None, "--kill-budget, --waste-budget: count kills, submissions and work over the last S seconds only (a "
+              "burst of kills cannot spend what quiet weeks saved; default: the whole run)",
+        optional(positive_seconds), metavar="S", parse=number_text, group="trials")
     kill_slack: float = option(
         0.0, "--kill-on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
              "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
@@ -297,6 +311,11 @@ class SchedulerConfig:
         if "trial_history" in changed and self.trial_gate not in HISTORY_GATES:
             raise ConfigError("trial_history: it counts past trials for a history gate: set trial_gate "
                               f"{' or '.join(HISTORY_GATES)} too")
+        if (self.kill_budget is not None or self.waste_budget is not None) and self.kill_on != "blocking":
+            raise ConfigError("kill_budget, waste_budget: a refused kill leaves the job running, spared, which only "
+                              "kill_on 'blocking' plans: set kill_on blocking too")
+        if self.budget_window is not None and self.kill_budget is None and self.waste_budget is None:
+            raise ConfigError("budget_window: it is the window of a budget: set kill_budget or waste_budget too")
         if "overdue_ahead_of" in changed and self.promote_overdue == "none":
             raise ConfigError("overdue_ahead_of: it places overdue jobs: set promote_overdue too")
         if self.starvation_scope != "queue" and self.starvation_threshold is None:

@@ -37,6 +37,7 @@ from scheduler.core.events import (
     WaitingTimeQuery,
 )
 from scheduler.core.job import Job
+from scheduler.core.kill_budget import KillBudget
 from scheduler.core.overdue import Overdue
 from scheduler.core.queue import JobQueue
 from scheduler.core.safeguard import Safeguard
@@ -114,6 +115,7 @@ class DecisionCore(DecisionExtras):
         self.promoted: dict[str, float] = {}  # promote_overdue: job id -> when it moved ahead of every queue
         self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
         self.trial_history: TrialHistory | None = None  # trial_gate user-history, request-history or user-pause
+        self.kill_budget: KillBudget | None = None  # kill_budget, waste_budget: the kills the safeguard may afford
         # the history gates: uncertain job -> how long it may run and count as a trial that paid, until it ends: its
         # trial if given none (would one have paid?), without bound if tried (its trial paid unless the safeguard
         # killed it: a job spared past its trial cost nothing)
@@ -196,6 +198,8 @@ class DecisionCore(DecisionExtras):
             self.overdue = Overdue()
         if config.trial_gate in HISTORY_GATES:
             self.trial_history = TrialHistory(config.trial_history)
+        if config.kill_budget is not None or config.waste_budget is not None:
+            self.kill_budget = KillBudget(config.kill_budget, config.waste_budget, config.budget_window)
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
                         or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs
                         or self.overdue is not None)
@@ -214,12 +218,14 @@ class DecisionCore(DecisionExtras):
             self.reject_reasons[job.id] = reason
             decisions.append(Reject(job.id, reason))
             return None
+        if self.kill_budget is not None:
+            self.kill_budget.submitted(now)
         job_class = JobClass.LARGE
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
             if job_class is JobClass.UNCERTAIN and job.res > (self.config.probe_max_width or 1.0) * self.nb_machines:
                 job_class = JobClass.LARGE  # too wide to try: its trial would be in every other job's way
-            if job_class is JobClass.UNCERTAIN and not self._trial_pays(job):
+            if job_class is JobClass.UNCERTAIN and not self._trial_pays(job, now):
                 job_class = JobClass.LARGE
                 if self.trial_history is not None:  # would a trial have paid? (a pause: it ends the pause)
                     self._judged[job.id] = (math.inf if self.config.trial_gate in PAUSE_GATES
@@ -286,6 +292,8 @@ class DecisionCore(DecisionExtras):
         killed_by_us = self.safeguard is not None and self.safeguard.ended(job_id)
         if event.state != COMPLETED_KILLED:
             self.states[job_id] = COMPLETED
+            if self.kill_budget is not None:
+                self.kill_budget.completed(now, self.jobs[job_id].res * (now - self.starts[job_id]))
             if self.classifier is not None:
                 self.classifier.completed(self.jobs[original], now - self.starts[job_id], now)
             return None
@@ -356,6 +364,7 @@ class DecisionCore(DecisionExtras):
             config = self.config
             classifier = {"method": config.classifier, "features": config.features, "divider": config.divider,
                           "nb_small": len(self.small), "kills": self.safeguard.kills if self.safeguard else 0,
+                          **({"kills_refused": self.kill_budget.refused} if self.kill_budget else {}),
                           **self.classifier.summary()}
             reports["classifier_weeks"] = self.classifier.weekly_report()
             reports["feature_importances"] = self.classifier.feature_importances().reset_index()

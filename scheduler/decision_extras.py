@@ -131,11 +131,14 @@ class DecisionExtras:
             self.algorithm.requeue(job, self._estimate(job), OVERDUE_RANKS[self.config.overdue_ahead_of], now)
         return bool(overdue)
 
-    def _trial_pays(self, job: Job) -> bool:
-        """``trial_gate``: whether the uncertain ``job`` gets a trial. machine-share: whether the forest's P(small)
-        for it is at least the share of the machine it asks (a failed trial holds that share; a classifier without
-        probabilities tries every job). user-history, request-history, user-pause: unless the last ``trial_history``
-        uncertain jobs of its user (with its request) all failed their trial (a job without a user is tried)."""
+    def _trial_pays(self, job: Job, now: float) -> bool:
+        """Whether the uncertain ``job`` gets a trial: not while the kill budget is spent (a failed trial could not
+        be killed); then by ``trial_gate``. machine-share: whether the forest's P(small) for it is at least the share
+        of the machine it asks (a failed trial holds that share; a classifier without probabilities tries every job).
+        user-history, request-history, user-pause: unless the last ``trial_history`` uncertain jobs of its user (with
+        its request) all failed their trial (a job without a user is tried)."""
+        if self.kill_budget is not None and not self.kill_budget.allows(now):
+            return False
         if self.config.trial_gate == "none":
             return True
         if self.trial_history is not None:
@@ -201,7 +204,8 @@ class DecisionExtras:
             estimate = self.knowledge.estimate(job)
             end = self.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack, **within)):
+                    and self.algorithm.delays_head(job_id, end, now, self._slack(job_id), head_slack, **within)
+                    and self._budget_allows(job, now)):
                 if self.config.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
@@ -210,6 +214,10 @@ class DecisionExtras:
                 spared = True
         decisions.extend(self.safeguard.kill(victims))
         return spared
+
+    def _budget_allows(self, job: Job, now: float) -> bool:
+        """Whether the kill budget affords killing the running ``job`` now (it is spent if so); without one, yes."""
+        return self.kill_budget is None or self.kill_budget.kill(now, job.res * (now - self.starts[job.id]))
 
     def _slack(self, job_id: str) -> float:
         """How long a job past its trial may hold up the first waiting job (``kill_slack`` x its trial)."""
