@@ -63,6 +63,9 @@ EXAMPLES = {
     "spare_within": ("longest-wait", "longest-wait", "longest-wait"),
     "overdue_ahead_of": ("Uncertain", "uncertain", "uncertain"),
     "promote_scope": ("ahead", "ahead", "ahead"),
+    "kill_budget": ("0.08", 0.08, 0.08),
+    "waste_budget": ("0.008", 0.008, 0.008),
+    "budget_window": ("604800", 604800, 604800.0),
     "uncertain_queue": ("with-large", "with-large", "with-large"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
@@ -82,6 +85,8 @@ NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"pol
           "order_by": {"divider_estimates": "all"}, "promote_scope": {"promote_after": 7.0},
           "overdue_ahead_of": {"promote_overdue": "killed"},
           "trial_history": {"probe_threshold": 0.02, "trial_gate": "user-history"}}
+NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_budget", "waste_budget")}
+NEEDS |= {"budget_window": {"kill_on": "blocking", "kill_budget": 0.08}}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -110,6 +115,9 @@ BAD = [
     ("train_window", 0, "positive integer"),
     ("train_window", -3, "positive integer"),
     ("trial_history", 0, "positive integer"),
+    ("kill_budget", 1.5, "number in"),
+    ("waste_budget", -0.01, "number in"),
+    ("budget_window", 0, "positive"),
     ("trial_gate", "user", "unknown value"),
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
