@@ -166,14 +166,20 @@ def compare(rule: str, trace: str, policy: str, run: dict, base0: dict, base: di
            "cc_large_vs_base": cc["large_bsld"] / base["large_bsld"] - 1,
            "max_wait_vs_base": run["max_wait"] / base["max_wait"],
            "cc_max_wait_vs_base": cc["max_wait"] / base["max_wait"]}
+    row["bars_met"] = bars_met(row, policy)
+    return row
+
+
+def bars_met(row: dict, policy: str) -> str:
+    """One + or - per bar of issue 32 that a run's measures (``compare``'s row) meet: six under FCFS, five under
+    SPF."""
     checks = [row["share_of_cc"] >= 0.9, row["killed"] <= 0.10, row["waste"] <= 0.010, row["awf_vs_cc"] <= 1.10]
     if policy == "fcfs":
         checks += [row["large_vs_base"] <= 0.10,
                    row["max_wait_vs_base"] <= max(1.5, 1.1 * row["cc_max_wait_vs_base"])]
     else:
         checks += [row["large_vs_base"] <= row["cc_large_vs_base"] + 0.10]
-    row["bars_met"] = "".join("+" if ok else "-" for ok in checks)
-    return row
+    return "".join("+" if ok else "-" for ok in checks)
 
 
 def gap_by_class(run_csv: Path, cc_csv: Path) -> pd.DataFrame:

@@ -10,7 +10,8 @@ Runs go to OUT/<rule>/s<seed>/<trace>_<policy>_jobs.csv, base and class-clairvoy
 the forest's seed: run once), at most ``-j`` ``simulate`` processes at a time (under ``nice``), reused when present.
 Leave-one-trace-out: for each trace T, the rule chosen on the four others with seed 0 (the most runs meeting every
 bar, then the highest least share of class-clairvoyant's reduction; a candidate was run on all five) is reported on
-T, with every seed measured there. RICC and CEA-Curie (``--traces RICC,CEA-Curie --policies fcfs``) are reported, never
+T, with every seed measured there; and the same on the typical runs (``seed_medians``: per rule run with seeds 0-4,
+the median over the seeds of each measure). RICC and CEA-Curie (``--traces RICC,CEA-Curie --policies fcfs``) are reported, never
 chosen on: ``table`` prints their runs' bars, the tables leave them out.
 """
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT / "experiments"))
 
 import pandas as pd  # noqa: E402
 
-from kill_frontier import REFERENCES, WORKLOADS, compare, measures  # noqa: E402
+from kill_frontier import REFERENCES, WORKLOADS, bars_met, compare, measures  # noqa: E402
 
 #: trace -> (SWF file, the machine's options, processors). SDSC-DS's 1,664 (its header's ``MaxProcs: 1664 (72, 1368,
 #: 224)``, which the SWF reader now reads too) and LANL-CM5's are given, as they were for every run made.
@@ -50,6 +51,11 @@ WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
 #: The kill and waste budgets: four fifths of the bars (10% of the jobs killed, 1% of the useful work wasted).
 BUDGETS = ["--kill-budget", "0.08", "--waste-budget", "0.008"]
 WEEK = 7 * 24 * 3600
+#: Nine tenths of the bars.
+BUDGETS9 = ["--kill-budget", "0.09", "--waste-budget", "0.009"]
+#: A forest of 48 trees (ours has 12): the forest's seed moves fewer answers.
+FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
+ORDERED = ["--variant", "classification-ordered"]
 
 
 def history_gate(gate: str, depth: int) -> list[str]:
@@ -85,6 +91,12 @@ RULES: dict[str, list[str]] = {
     "budget": [*TOLERANT, *BUDGETS],
     "budget-week": [*TOLERANT, *BUDGETS, "--budget-window", str(WEEK)],
     "ordered-budget": ["--variant", "classification-ordered", *BUDGETS],
+    "forest48": [*TOLERANT, *FOREST48],
+    "ordered48": [*ORDERED, *FOREST48],
+    "ordered-budget9": [*ORDERED, *BUDGETS9],
+    "tolerant-budget9": [*TOLERANT, *BUDGETS9],
+    "tolerant48-budget9": [*TOLERANT, *FOREST48, *BUDGETS9],
+    "ordered48-budget9": [*ORDERED, *FOREST48, *BUDGETS9],
     "guarded-budget-week": [*TOLERANT, "--promote-overdue", "killed-one", *BUDGETS, "--budget-window", str(WEEK)],
 }
 
@@ -154,6 +166,40 @@ def loto(points: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def seed_medians(points: pd.DataFrame, seeds: int = 5) -> pd.DataFrame:
+    """Per rule, trace and policy run with ``seeds`` seeds: the median over the seeds of each measure (the typical
+    run), and the bars that median meets."""
+    points = points[points["trace"].isin(TRACES)]
+    keys = ["rule", "trace", "policy"]
+    counts = points.groupby(keys)["seed"].nunique()
+    complete = points.set_index(keys).loc[counts[counts == seeds].index]
+    if complete.empty:
+        return pd.DataFrame()
+    medians = complete.drop(columns=["seed", "all_met", "bars_met"]).groupby(level=keys, sort=False).median()
+    medians = medians.reset_index()
+    medians["bars_met"] = [bars_met(row, row["policy"]) for row in medians.to_dict("records")]
+    medians["all_met"] = ~medians["bars_met"].str.contains("-", regex=False)
+    return medians
+
+
+def loto_medians(medians: pd.DataFrame) -> pd.DataFrame:
+    """Leave-one-trace-out on the typical runs: per left-out trace, the rule whose seed medians do best on the other
+    four (``choose``), and its seed medians on the trace left out."""
+    traces = list(dict.fromkeys(medians["trace"]))
+    rows = []
+    for left_out in traces:
+        chosen = choose(medians, [t for t in traces if t != left_out])
+        if chosen is not None:
+            rows += medians[(medians["rule"] == chosen) & (medians["trace"] == left_out)].to_dict("records")
+    return pd.DataFrame([{**row, "left_out": row["trace"], "chosen": row["rule"]} for row in rows])
+
+
+def missed_bars(run: pd.Series) -> str:
+    """The names of the bars a run misses ("none")."""
+    names = ["share", "killed", "waste", "AWF", "large", "max wait"]
+    return " ".join(name for name, ok in zip(names, run["bars_met"]) if ok == "-") or "none"
+
+
 def cell(run: pd.Series) -> str:
     """A run as a table cell: its share of class-clairvoyant's reduction, the jobs killed, the bars it misses."""
     names = ["share", "killed", "waste", "AWF", "large", "max wait"] if run["policy"] == "fcfs" else \
@@ -175,11 +221,25 @@ def markdown(points: pd.DataFrame) -> str:
     lines += ["", "| left out | chosen on the other four | policy | seed | share | killed | wasted | AWF vs CC | "
               "large vs base | max wait vs base | bars missed |", "| --- | --- | --- | ---: |" + " ---: |" * 7]
     for _, run in loto(points).iterrows():
-        names = ["share", "killed", "waste", "AWF", "large", "max wait"]
-        missed = " ".join(name for name, ok in zip(names, run["bars_met"]) if ok == "-") or "none"
         lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['seed']} | "
                      f"{run['share_of_cc']:.3f} | {run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
-                     f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed} |")
+                     f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed_bars(run)} |")
+    medians = seed_medians(points)
+    if not medians.empty:
+        lines += ["", "The typical run: per rule run with the five seeds, the median over the seeds of each measure, "
+                  "and the bars it misses:", "", "| rule | " + " | ".join(f"{t} {p.upper()}" for t, p in columns)
+                  + " |", "| --- |" + " ---: |" * len(columns)]
+        indexed = medians.set_index(["rule", "trace", "policy"])
+        for rule in dict.fromkeys(medians["rule"]):
+            cells = [cell(indexed.loc[rule, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
+                     if (rule, t, p) in indexed.index else "" for t, p in columns]
+            lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+        lines += ["", "| left out | chosen on the other four (medians) | policy | share | killed | wasted | AWF vs CC | "
+                  "large vs base | max wait vs base | bars missed |", "| --- | --- | --- |" + " ---: |" * 7]
+        for _, run in loto_medians(medians).iterrows():
+            lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['share_of_cc']:.3f} | "
+                         f"{run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
+                         f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed_bars(run)} |")
     for rule in dict.fromkeys(points["rule"]):
         runs = points[points["rule"] == rule].set_index(["seed", "trace", "policy"])
         if runs.index.get_level_values("seed").nunique() < 2:
@@ -229,6 +289,11 @@ def main(argv: list[str] | None = None) -> None:
     points.to_csv(out / "loto_points.csv", index=False, float_format="%.6f")
     if options.command == "table":
         print(loto(points).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        medians = seed_medians(points)
+        if not medians.empty:
+            print("\nleave-one-trace-out on the seed medians:")
+            print(loto_medians(medians)[["left_out", "chosen", "policy", "share_of_cc", "killed", "max_wait_vs_base",
+                                         "bars_met"]].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if options.command == "markdown":
         print(markdown(points))
 

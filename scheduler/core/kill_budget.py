@@ -4,9 +4,9 @@ A kill is allowed only if, with it, the jobs killed are at most ``jobs`` x the j
 kills (each killed attempt's processors x the time it ran) at most ``work`` x the work of the jobs completed. Both
 sides are counted over the last ``window`` seconds, or over the whole run (``window`` None). A kill the budget refuses
 does not happen: the job runs on (the decision core spares it), and while the jobs' budget is spent no new trial is
-given. Over the whole run, the run then kills at most ``jobs`` of its jobs and loses at most ``work`` of its useful
-work, whatever the trace: nothing is tuned to one. With a window, each window's kills are bounded that way (a burst
-of kills cannot spend a quiet month's savings).
+given. Without a window, a run then kills at most ``jobs`` of its jobs and loses at most ``work`` of its useful work,
+whatever the trace: the bound holds at every moment, so at the end. With a window, the bound holds within every
+window instead (a burst of kills cannot spend what quiet weeks saved).
 """
 
 from __future__ import annotations
