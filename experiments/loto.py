@@ -48,6 +48,8 @@ TOLERANT = ["--variant", "classification-tolerant"]
 OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
 OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
 WITHIN = ["--spare-within", "longest-wait", "--head-slack", "0"]
+GUARDED = [*TOLERANT, "--promote-overdue", "killed-one"]
+ORDERED = ["--variant", "classification-ordered"]
 #: The kill and waste budgets: four fifths of the bars (10% of the jobs killed, 1% of the useful work wasted).
 BUDGETS = ["--kill-budget", "0.08", "--waste-budget", "0.008"]
 WEEK = 7 * 24 * 3600
@@ -55,7 +57,6 @@ WEEK = 7 * 24 * 3600
 BUDGETS9 = ["--kill-budget", "0.09", "--waste-budget", "0.009"]
 #: A forest of 48 trees (ours has 12): the forest's seed moves fewer answers.
 FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
-ORDERED = ["--variant", "classification-ordered"]
 
 
 def history_gate(gate: str, depth: int) -> list[str]:
@@ -66,7 +67,7 @@ def history_gate(gate: str, depth: int) -> list[str]:
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,
-    "overdue-one": [*TOLERANT, "--promote-overdue", "killed-one"],
+    "overdue-one": GUARDED,
     "overdue-queue": OVERDUE_QUEUE,
     "overdue-planned": [*TOLERANT, "--promote-overdue", "killed-planned"],
     "overdue-within": [*OVERDUE, *WITHIN],
@@ -78,7 +79,7 @@ RULES: dict[str, list[str]] = {
     "overdue-small": [*OVERDUE, "--overdue-ahead-of", "uncertain"],
     "no-head-slack": [*TOLERANT, "--head-slack", "0"],
     "promote-ahead": [*TOLERANT, "--promote-scope", "ahead"],
-    "promote-head": ["--variant", "classification-ordered"],
+    "promote-head": ORDERED,
     "promote-ahead-one": [*TOLERANT, "--promote-scope", "ahead", "--promote-overdue", "killed-one"],
     "uncertain-in-q": [*TOLERANT, "--uncertain-queue", "with-large"],
     "uncertain-in-q-one": [*TOLERANT, "--uncertain-queue", "with-large", "--promote-overdue", "killed-one"],
@@ -87,17 +88,17 @@ RULES: dict[str, list[str]] = {
     "user-pause": [*TOLERANT, *history_gate("user-pause", 2)],
     "user-pause-3": [*TOLERANT, *history_gate("user-pause", 3)],
     "user-history-3": [*TOLERANT, *history_gate("user-history", 3)],
-    "ordered-user-pause": ["--variant", "classification-ordered", *history_gate("user-pause", 2)],
+    "ordered-user-pause": [*ORDERED, *history_gate("user-pause", 2)],
     "budget": [*TOLERANT, *BUDGETS],
     "budget-week": [*TOLERANT, *BUDGETS, "--budget-window", str(WEEK)],
-    "ordered-budget": ["--variant", "classification-ordered", *BUDGETS],
+    "ordered-budget": [*ORDERED, *BUDGETS],
     "forest48": [*TOLERANT, *FOREST48],
     "ordered48": [*ORDERED, *FOREST48],
     "ordered-budget9": [*ORDERED, *BUDGETS9],
     "tolerant-budget9": [*TOLERANT, *BUDGETS9],
     "tolerant48-budget9": [*TOLERANT, *FOREST48, *BUDGETS9],
     "ordered48-budget9": [*ORDERED, *FOREST48, *BUDGETS9],
-    "guarded-budget-week": [*TOLERANT, "--promote-overdue", "killed-one", *BUDGETS, "--budget-window", str(WEEK)],
+    "guarded-budget-week": [*GUARDED, *BUDGETS, "--budget-window", str(WEEK)],
 }
 
 
@@ -194,62 +195,64 @@ def loto_medians(medians: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([{**row, "left_out": row["trace"], "chosen": row["rule"]} for row in rows])
 
 
-def missed_bars(run: pd.Series) -> str:
-    """The names of the bars a run misses ("none")."""
-    names = ["share", "killed", "waste", "AWF", "large", "max wait"]
-    return " ".join(name for name, ok in zip(names, run["bars_met"]) if ok == "-") or "none"
+#: The bars' names, in ``bars_met``'s order (SPF has no longest-wait bar).
+BAR_NAMES = ["share", "killed", "waste", "AWF", "large", "max wait"]
+
+
+def missed_bars(run: pd.Series) -> list[str]:
+    """The names of the bars a run misses."""
+    return [name for name, ok in zip(BAR_NAMES, run["bars_met"]) if ok == "-"]
 
 
 def cell(run: pd.Series) -> str:
     """A run as a table cell: its share of class-clairvoyant's reduction, the jobs killed, the bars it misses."""
-    names = ["share", "killed", "waste", "AWF", "large", "max wait"] if run["policy"] == "fcfs" else \
-        ["share", "killed", "waste", "AWF", "large"]
-    missed = [name for name, ok in zip(names, run["bars_met"]) if ok == "-"]
+    missed = missed_bars(run)
     return f"{run['share_of_cc']:.3f}, {run['killed']:.1%}" + (f", **{' '.join(missed)}**" if missed else " ✓")
 
 
-def markdown(points: pd.DataFrame) -> str:
-    """The frontier (every rule, seed 0) and the leave-one-trace-out table, as Markdown."""
+def grid(runs: pd.DataFrame, first: str) -> list[str]:
+    """A Markdown table of ``runs`` indexed by (row, trace, policy): a row per value of the first level (headed
+    ``first``), a column per trace and policy, a ``cell`` each (empty: not run)."""
     columns = [(t, p) for t in TRACES for p in POLICIES]
-    lines = ["| rule | " + " | ".join(f"{t} {p.upper()}" for t, p in columns) + " |",
-             "| --- |" + " ---: |" * len(columns)]
-    seed0 = points[points["seed"] == 0].set_index(["rule", "trace", "policy"])
-    for rule in dict.fromkeys(points["rule"]):
-        cells = [cell(seed0.loc[rule, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
-                 if (rule, t, p) in seed0.index else "" for t, p in columns]
-        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
-    lines += ["", "| left out | chosen on the other four | policy | seed | share | killed | wasted | AWF vs CC | "
-              "large vs base | max wait vs base | bars missed |", "| --- | --- | --- | ---: |" + " ---: |" * 7]
-    for _, run in loto(points).iterrows():
-        lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['seed']} | "
-                     f"{run['share_of_cc']:.3f} | {run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
-                     f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed_bars(run)} |")
+    lines = [f"| {first} | " + " | ".join(f"{t} {p.upper()}" for t, p in columns) + " |",
+             f"| {'---' if first == 'rule' else '---:'} |" + " ---: |" * len(columns)]
+    for row in dict.fromkeys(runs.index.get_level_values(0)):
+        cells = [cell(runs.loc[row, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
+                 if (row, t, p) in runs.index else "" for t, p in columns]
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def loto_table(chosen: pd.DataFrame, heading: str, seeds: bool) -> list[str]:
+    """A Markdown table of leave-one-trace-out's choices (``loto`` or ``loto_medians``), with each run's seed if
+    ``seeds``."""
+    seed = " seed |" if seeds else ""
+    lines = [f"| left out | {heading} | policy |{seed} share | killed | wasted | AWF vs CC | large vs base | "
+             "max wait vs base | bars missed |", "| --- | --- | --- |" + (" ---: |" if seeds else "") + " ---: |" * 7]
+    for _, run in chosen.iterrows():
+        lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} |"
+                     + (f" {run['seed']} |" if seeds else "")
+                     + f" {run['share_of_cc']:.3f} | {run['killed']:.1%} | {run['waste']:.2%} | "
+                     f"{run['awf_vs_cc']:.2f}× | {run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | "
+                     f"{' '.join(missed_bars(run)) or 'none'} |")
+    return lines
+
+
+def markdown(points: pd.DataFrame) -> str:
+    """The frontier (every rule, seed 0), leave-one-trace-out, the typical runs and leave-one-trace-out on them, and
+    every seed of the rules run with more than one, as Markdown."""
+    keys = ["rule", "trace", "policy"]
+    lines = grid(points[points["seed"] == 0].set_index(keys), "rule")
+    lines += ["", *loto_table(loto(points), "chosen on the other four", seeds=True)]
     medians = seed_medians(points)
     if not medians.empty:
         lines += ["", "The typical run: per rule run with the five seeds, the median over the seeds of each measure, "
-                  "and the bars it misses:", "", "| rule | " + " | ".join(f"{t} {p.upper()}" for t, p in columns)
-                  + " |", "| --- |" + " ---: |" * len(columns)]
-        indexed = medians.set_index(["rule", "trace", "policy"])
-        for rule in dict.fromkeys(medians["rule"]):
-            cells = [cell(indexed.loc[rule, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
-                     if (rule, t, p) in indexed.index else "" for t, p in columns]
-            lines.append(f"| {rule} | " + " | ".join(cells) + " |")
-        lines += ["", "| left out | chosen on the other four (medians) | policy | share | killed | wasted | AWF vs CC | "
-                  "large vs base | max wait vs base | bars missed |", "| --- | --- | --- |" + " ---: |" * 7]
-        for _, run in loto_medians(medians).iterrows():
-            lines.append(f"| {run['left_out']} | {run['chosen']} | {run['policy'].upper()} | {run['share_of_cc']:.3f} | "
-                         f"{run['killed']:.1%} | {run['waste']:.2%} | {run['awf_vs_cc']:.2f}× | "
-                         f"{run['large_vs_base']:+.0%} | {run['max_wait_vs_base']:.2f}× | {missed_bars(run)} |")
+                  "and the bars it misses:", "", *grid(medians.set_index(keys), "rule"), "",
+                  *loto_table(loto_medians(medians), "chosen on the other four (medians)", seeds=False)]
     for rule in dict.fromkeys(points["rule"]):
         runs = points[points["rule"] == rule].set_index(["seed", "trace", "policy"])
-        if runs.index.get_level_values("seed").nunique() < 2:
-            continue
-        lines += ["", f"{rule}, every seed run:", "", "| seed | " + " | ".join(f"{t} {p.upper()}" for t, p in columns)
-                  + " |", "| ---: |" + " ---: |" * len(columns)]
-        for seed in sorted(set(runs.index.get_level_values("seed"))):
-            cells = [cell(runs.loc[seed, t, p].rename(None).to_frame().T.assign(policy=p).iloc[0])
-                     if (seed, t, p) in runs.index else "" for t, p in columns]
-            lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+        if runs.index.get_level_values("seed").nunique() >= 2:
+            lines += ["", f"{rule}, every seed run:", "", *grid(runs.sort_index(level=0, sort_remaining=False), "seed")]
     return "\n".join(lines)
 
 

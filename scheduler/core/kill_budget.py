@@ -43,7 +43,7 @@ class KillBudget:
     """How many kills, and how much lost work, the safeguard may still afford (see the module)."""
 
     def __init__(self, jobs: float | None = None, work: float | None = None, window: float | None = None) -> None:
-        self.jobs, self.work, self.window = jobs, work, window
+        self.jobs, self.work = jobs, work
         self._submitted, self._killed = _Sum(window), _Sum(window)
         self._useful, self._lost = _Sum(window), _Sum(window)
         self.refused = 0
