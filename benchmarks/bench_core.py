@@ -105,7 +105,7 @@ def config_of(arguments: list[str]):
 
 def record(arguments: list[str], path: str) -> None:
     from scheduler.cli import main
-    from scheduler.decision import DecisionCore
+    from scheduler.core.decision import DecisionCore
 
     calls = []
     decide = DecisionCore.decide
@@ -139,7 +139,7 @@ def replay(path: str, calls_made: bool = True, check: bool = True) -> dict:
     try:
         from scheduler.compose import build_core
     except ImportError:  # before the composition root: the core built its own parts
-        from scheduler.decision import DecisionCore as build_core
+        from scheduler.core.decision import DecisionCore as build_core
     decode = decoder()
     calls = [(now, decode(events)) for now, events, _ in recorded["calls"]]
     core = build_core(config)

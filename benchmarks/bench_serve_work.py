@@ -38,6 +38,7 @@ try:
 except ImportError:
     from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.batsim.server import DecisionServer
+from scheduler.compose import build_core
 with open(sys.argv[1], "rb") as lines:
     messages = lines.read().splitlines()
 clock = time.process_time
@@ -50,7 +51,7 @@ for _ in range(2):
         now, events = codec.decode(message)
         decoded = clock()
         if core is None:
-            core = server._make_core(events, 0)
+            core = build_core(server._config(events, 0))
         decisions = core.decide(now, events)
         decided = clock()
         codec.encode(now, decisions)
@@ -81,7 +82,7 @@ def record(workload, nb_machines: int, path: Path) -> int:
         messages.append(message)
         now, decoded = ours.decode(message)
         if not cores:
-            cores.append(server._make_core(decoded, 0))
+            cores.append(build_core(server._config(decoded, 0)))
         return TimedReply(*batsim.decode_timed(ours.encode(now, cores[0].decide(now, decoded))))
 
     engine.run(decide)

@@ -18,10 +18,11 @@ from typing import Any, Callable
 from scheduler import registry
 from scheduler.config import SchedulerConfig
 from scheduler.core.policies import Policy
-from scheduler.decision import DecisionCore
+from scheduler.core.decision import DecisionCore
 from scheduler.errors import ConfigError
 from scheduler.knowledge.predictors import Predictions
-from scheduler.parts import Classifier, Parts
+from scheduler.core.decision.parts import (Classifier, KillRules, Parts, PromotionRules, QueueRules,
+                                           TrialRules)
 
 __all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy",
            "warm_up"]
@@ -34,7 +35,7 @@ def build_core(config: SchedulerConfig | None = None, classifier: Classifier | N
     parts = build_parts(config)
     if classifier is not None:
         parts = replace(parts, classifier=lambda start_time: classifier)
-    return DecisionCore(config, parts)
+    return DecisionCore(parts)
 
 
 def build_parts(config: SchedulerConfig) -> Parts:
@@ -51,6 +52,13 @@ def build_parts(config: SchedulerConfig) -> Parts:
         knowledge=predictions or registry.make("estimates", config.estimates),
         predictions=predictions,
         classifier=classifier,
+        safeguard=config.safeguard == "kill",
+        queue=QueueRules(config.starvation_threshold, config.starvation_scope, config.order_by),
+        trials=TrialRules(config.probe_length, config.probe_limit, config.divider_estimates),
+        kills=KillRules(config.kill_on, config.kill_for, config.head_slack),
+        promotion=PromotionRules(config.promote_after, config.promote_scope, config.promote_overdue),
+        labels={"classifier": {"method": config.classifier, "features": config.features, "divider": config.divider},
+                "predictions": {"predictor": config.predictor, "correction": config.correction}},
     )
 
 

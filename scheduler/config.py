@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scheduler import registry
-from scheduler.core.overdue import OVERDUE_AHEAD_OF, OVERDUE_SCOPES
+from scheduler.core.overdue import OVERDUE_SCOPES
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, FEATURE_MODES, PARTIAL_ORACLES
@@ -27,9 +27,7 @@ from scheduler.option import (Option, checked, choice, divider_value, integer_te
                               positive_integer, positive_seconds, probability_below_one, probability_or_one, registered,
                               seed_value, timezone_value)
 from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
-                                PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
-                                PROMOTE_SCOPES, SIBLINGS, SPARE_WITHIN, TRIAL_GATES, UNCERTAIN_QUEUES,
-                                HISTORY_GATES, VARIANTS)
+                                PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, PROMOTE_SCOPES, SAFEGUARDS, VARIANTS, resolve)
 
 __all__ = ["Option", "SchedulerConfig", "VARIANTS"]
 
@@ -98,25 +96,6 @@ class SchedulerConfig:
     probe_limit: float | None = option(
         None, "an uncertain job's trial run lasts at most S seconds (with --probe-length, the shorter)",
         optional(positive_seconds), metavar="S", parse=number_text, group="trials")
-    probe_width: float | None = option(
-        None, "an uncertain job wider than S x the machine gets a trial run shortened by sqrt(S x machine / "
-              "processors): a failed trial wastes processors in proportion to its width (default: off). Measured "
-              "worse: the waste falls to 0.5% only where the reduction falls to 0.64-0.76 of class-clairvoyant's",
-        optional(probability_or_one), metavar="S", parse=number_text, group="experimental")
-    probe_max_width: float | None = option(
-        None, "a job that would be uncertain but needs more than F x the machine's processors is large (no trial run). "
-              "Measured worse: it trades kills for gain, most on SDSC-SP2 (docs/results.md, 'Know, don't kill')",
-        optional(probability_or_one), metavar="F", parse=number_text, group="experimental")
-    siblings: str = option(
-        "keep", "when the safeguard kills a job, the same user's waiting watched jobs with the same request "
-                "(processors and p̃): keep (still watched) or demote (large: Q, no trial run). Measured worse: "
-                "demote costs HPC2N 29 points of class-clairvoyant's reduction, SDSC-SP2 8, and gains KTH-SP2 5",
-        choice(lambda: SIBLINGS), metavar="NAME", group="experimental")
-    running_siblings: str = option(
-        "ignore", "a submitted job whose user has a job with the same request (processors and p̃) running for the "
-                  "divider already: ignore (the classifier decides) or large (Q, no trial run). Measured "
-                  "worse: it trades kills for gain (docs/results.md, 'Know, don't kill')",
-        choice(lambda: RUNNING_SIBLINGS), metavar="NAME", group="experimental")
     kill_on: str = option(
         "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
                     "(it goes on running until the first waiting job could start now with its processors); blocking "
@@ -146,30 +125,6 @@ class SchedulerConfig:
                "on all five traces with its median over seeds 0-4 (tolerant on three); "
                "ahead keeps 0.86-0.88 of class-clairvoyant's reduction on HPC2N and SDSC-SP2 FCFS",
         choice(lambda: PROMOTE_SCOPES), metavar="NAME", group="trials")
-    trial_gate: str = option(
-        "none", "which uncertain jobs get a trial (the others wait in Q as large): none (all of them); machine-share "
-                "(those whose probability of being small, by the forest, is at least the share of the machine they "
-                "ask); user-history (those whose user's last --trial-history uncertain jobs did not all fail their "
-                "trial, as seen online; a job given no trial counts as failed if it ran past the trial it would have "
-                "had); request-history (the same, among the user's jobs with the same request); user-pause (as "
-                "user-history, but a job given no trial counts as paid once it ends: the user's trials resume then). "
-                "Measured worse: machine-share keeps 0.76 and 0.52 of class-clairvoyant's reduction on SDSC-SP2; "
-                "user-history and request-history cut the kills by 15-33% but keep 0.80-0.84 on HPC2N and SDSC-SP2 FCFS "
-                "(their gate stays shut: a gated job that asks long runs long); user-pause meets every bar on 3 of 10 "
-                "runs with --trial-history 2 (seed 0) and on 30 of 50 with 3 (seeds 0-4; tolerant 8 and 38), HPC2N "
-                "FCFS keeping 0.83-0.92; none reaches LANL-CM5 FCFS's starving jobs, which the forest calls small",
-        choice(lambda: TRIAL_GATES), metavar="NAME", group="trials")
-    trial_history: int = option(
-        2, "--trial-gate user-history, request-history or user-pause: how many of the last uncertain jobs of the user "
-           "(or of the user with the same request: processors and p̃) must all have failed their trial (killed by the "
-           "safeguard) for a new uncertain job of theirs to get none (it waits in Q as large)",
-        positive_integer, metavar="K", parse=integer_text, group="trials")
-    uncertain_queue: str = option(
-        "ahead", "where uncertain jobs wait for their trial: ahead (ahead of Q, behind Q_small) or with-large (in Q, in "
-                 "the policy's order: a trial then overtakes Q's jobs only as a backfill, planned with its bound). "
-                 "Measured worse: with-large keeps 0.78 of class-clairvoyant's reduction on HPC2N FCFS, and "
-                 "LANL-CM5 FCFS's longest wait stays 8.2x base's",
-        choice(lambda: UNCERTAIN_QUEUES), metavar="NAME", group="trials")
     promote_overdue: str = option(
         "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
                 "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
@@ -178,47 +133,6 @@ class SchedulerConfig:
                 "moved before it has started); killed-planned (the same, or as soon as the start EASY plans for it "
                 "now would make it wait longer); queue (every job of Q)", choice(lambda: OVERDUE_SCOPES),
         metavar="SCOPE", group="trials")
-    overdue_ahead_of: str = option(
-        "all", "--promote-overdue: which queues an overdue job goes ahead of: all (every queue, Q_small included) or "
-               "uncertain (the uncertain jobs and Q: it waits behind the jobs classified small). Measured worse: "
-               "uncertain keeps 0.84 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest wait "
-               "is 1.59x base's",
-        choice(lambda: OVERDUE_AHEAD_OF), metavar="NAME", group="trials")
-    spare_within: str = option(
-        "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "
-                "nor overdue is spared if, running on to its request, that job would still start within the longest "
-                "wait of any job started so far on its first attempt (from its submission), unless killing it would "
-                "let that job start now: none or longest-wait. Measured worse: longest-wait costs SDSC-SP2 7-8 points "
-                "of class-clairvoyant's reduction", choice(lambda: SPARE_WITHIN), metavar="NAME", group="trials")
-    kill_budget: float | None = option(
-        None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
-              "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
-              "budget is spent no uncertain job gets a trial: a run then kills at most F of its jobs, on any trace. "
-              "Measured worse: with 0.09 (and --waste-budget 0.009) RICC's kills fall from 13.9% to 8.9%, and its "
-              "reduction from 0.98 to 0.38 of class-clairvoyant's (refused kills leave long jobs running ahead); on "
-              "five traces 30 runs of 50 meet every bar (tolerant 38)",
-        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
-    waste_budget: float | None = option(
-        None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the work lost "
-              "to kills (processors x time run) more than F x the work of the jobs completed (over --budget-window, "
-              "or the whole run): a run then wastes at most F of its useful work, on any trace. Measured worse, "
-              "with --kill-budget (see it)",
-        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
-    budget_window: float | None = option(
-        None, "--kill-budget, --waste-budget: count kills, submissions and work over the last S seconds only (a "
-              "burst of kills cannot spend what quiet weeks saved; default: the whole run)",
-        optional(positive_seconds), metavar="S", parse=number_text, group="trials")
-    kill_slack: float = option(
-        0.0, "--kill-on blocking or patient: a job past its trial that would delay the first waiting job by at most F x "
-             "its trial is spared. Measured worse: it costs HPC2N 8-16 points of class-clairvoyant's reduction",
-        non_negative, metavar="F", parse=number_text, group="experimental")
-    retry_queue: str = option(
-        "large", "where the attempt that follows a kill by the safeguard waits: large (in Q, as the paper) or "
-                 "ahead (ahead of Q, with the uncertain jobs: the killed attempt has already waited once) or fresh "
-                 "(ahead of Q, with the uncertain jobs, ordered as if submitted at the kill). Measured worse: ahead "
-                 "keeps 0.82 of class-clairvoyant's reduction on KTH-SP2 and 0.81 on HPC2N, and the longest wait on "
-                 "KTH-SP2 is 4.5x base's; ahead and fresh starve the jobs called large on SDSC-SP2 (10-16x base's)",
-        choice(lambda: RETRY_QUEUES), metavar="NAME", group="experimental")
     divider_estimates: str = option(
         "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
                 "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
@@ -313,16 +227,6 @@ class SchedulerConfig:
                               "(or use predictor 'clairvoyant')")
         if "promote_scope" in changed and not self.promote_after:
             raise ConfigError("promote_scope: it says which jobs a promotion moves: set promote_after too")
-        if "trial_history" in changed and self.trial_gate not in HISTORY_GATES:
-            raise ConfigError("trial_history: it counts past trials for a history gate: set trial_gate "
-                              f"{' or '.join(HISTORY_GATES)} too")
-        if (self.kill_budget is not None or self.waste_budget is not None) and self.kill_on != "blocking":
-            raise ConfigError("kill_budget, waste_budget: a refused kill leaves the job running, spared, which only "
-                              "kill_on 'blocking' plans: set kill_on blocking too")
-        if self.budget_window is not None and self.kill_budget is None and self.waste_budget is None:
-            raise ConfigError("budget_window: it is the window of a budget: set kill_budget or waste_budget too")
-        if "overdue_ahead_of" in changed and self.promote_overdue == "none":
-            raise ConfigError("overdue_ahead_of: it places overdue jobs: set promote_overdue too")
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")
@@ -352,12 +256,9 @@ class SchedulerConfig:
 
     @classmethod
     def variant(cls, name: str, **options: Any) -> "SchedulerConfig":
-        """The config of one of the paper's variants (Figure 9), with ``options`` on top."""
-        try:
-            settings = VARIANTS[name]
-        except KeyError:
-            raise ConfigError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}") from None
-        return cls.from_dict({**settings, **options}, f"variant {name}")
+        """The config of a variant (or a preset ``FILE.json:NAME``, :func:`scheduler.variants.resolve`), with
+        ``options`` on top."""
+        return cls.from_dict({**resolve(name), **options}, f"variant {name}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from scheduler.core.events import REJECTED, SUCCESS, WALLTIME
-from scheduler.knowledge.choices import JobClass
+from scheduler.core.job import JobClass
 from scheduler.jobs_table import JobsTable, column, numeric_column, text_values
 from scheduler.values import DEFAULT_TAU
 

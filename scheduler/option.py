@@ -24,14 +24,11 @@ OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "scheduling": ("scheduling", "the algorithm, the queue order, the runtime knowledge, starvation"),
     "classes": ("the paper's classes and safeguard", "the online classifier's small/large classes (Q_small "
                 "ahead of Q) and the kill safeguard"),
-    "trials": ("trials", "beyond the paper (classification-probing, -bounded, -blocking, -tolerant): uncertain "
+    "trials": ("trials", "beyond the paper (classification-ordered, and the presets that led to it): uncertain "
                "jobs run early, on a trial the safeguard bounds"),
     "predictors": ("runtime predictors", "a predicted runtime, corrected when a job outlives it, instead of the "
                    "requested time"),
     "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
-    "experimental": ("experimental", "measured and dropped as worse; kept to reproduce the measurement "
-                     "(docs/results.md, 'The gain without the harm: classification-bounded', 'Tried and dropped', and "
-                     "'Know, don't kill: classification-tolerant')"),
 }
 
 

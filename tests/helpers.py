@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,18 @@ from scheduler.workloads.model import Workload
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 DATA = Path(__file__).resolve().parent / "data"
+#: The presets that led to our variant (``--variant FILE.json:NAME``).
+PRESETS = REPO / "experiments" / "presets" / "variants.json"
+
+
+def preset(name: str) -> str:
+    """The ``--variant`` of a preset of ``experiments/presets/variants.json`` (classification-probing, -bounded, ...)."""
+    return f"{PRESETS}:{name}"
+
+
+def named(name: str) -> str:
+    """The ``--variant`` of a variant or of a preset, by name."""
+    return preset(name) if name in json.loads(PRESETS.read_text()) else name
 
 
 def shared(relative: str) -> Path:

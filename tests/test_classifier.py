@@ -23,7 +23,7 @@ from scheduler.knowledge.classifier import (
     default_forest,
     quality,
 )
-from scheduler.knowledge.choices import JobClass
+from scheduler.core.job import JobClass
 from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
 from scheduler.sim.simulate import simulate
 from scheduler.workloads.synthetic import generate
@@ -549,7 +549,7 @@ def test_no_blind_week_runs_under_the_safeguard_from_the_first_week():
     config = SchedulerConfig.variant("classification-idempotent", partial_oracle="no-blind-week")
     workload = generate(600, weeks=3, nb_res=32, seed=2, load=0.8)
     result, core = simulate(workload, config)
-    preds = core.classifier.predictions()
+    preds = core.classes.classifier.predictions()
     assert preds[preds.week == 0].predicted_small.any()  # small jobs in the model-less week, watched...
     accounting = core.outcome().accounting
     assert accounting["completed"] + accounting["rejected"] == len(workload.jobs)  # ...and every job ends

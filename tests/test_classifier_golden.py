@@ -30,7 +30,7 @@ from scheduler.sim.output import write_jobs_csv
 from scheduler.sim.simulate import simulate
 from scheduler.workloads.batsim_json import read_batsim_json
 from scheduler.workloads.synthetic import generate
-from tests.helpers import DATA, REPO
+from tests.helpers import DATA, REPO, named
 
 GOLDEN = DATA / "classifier_golden"
 MANIFEST = GOLDEN / "manifest.json"
@@ -54,7 +54,7 @@ def case_name(case: tuple[str, str, str]) -> str:
 def outputs(case: tuple[str, str, str]) -> tuple[str, str]:
     """The ``_jobs.csv`` text and the predictions table (CSV) of one simulation."""
     name, variant, policy = case
-    result, core = simulate(workload(name), SchedulerConfig.variant(variant, policy=policy))
+    result, core = simulate(workload(name), SchedulerConfig.variant(named(variant), policy=policy))
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "jobs.csv"
         write_jobs_csv(path, result.jobs)

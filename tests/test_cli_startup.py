@@ -27,6 +27,7 @@ import sys
 from scheduler.cli import build_parser
 from scheduler.batsim.protocol import SchedulerCodec
 from scheduler.batsim.server import DecisionServer
+from scheduler.compose import build_core
 from scheduler.cli.batsim import run_serve
 
 args = build_parser("serve").parse_args(["serve", "--policy", "spf"])
@@ -36,8 +37,9 @@ now, events = codec.decode(b'{{"now": 0, "events": [{{"timestamp": 0, "type": "S
                            b'"data": {{"nb_resources": 4, "config": {{}}}}}}, {{"timestamp": 0, '
                            b'"type": "JOB_SUBMITTED", "data": {{"job_id": "w0!1", "job": {{"id": 1, '
                            b'"subtime": 0, "res": 2, "walltime": 10, "profile": "p"}}}}}}]}}')
-core = server._make_core(events, 0)
-assert core.config.policy == "spf"
+config = server._config(events, 0)
+assert config.policy == "spf"
+core = build_core(config)
 print(codec.encode(now, core.decide(now, events)).decode())
 print(" ".join(sorted({{name.split(".")[0] for name in sys.modules}} & set({HEAVY!r}))))
 """

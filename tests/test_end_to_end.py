@@ -59,7 +59,7 @@ def test_served_run_equals_the_in_process_run(sample, policy):
     local, _ = simulate(sample, SchedulerConfig(policy=policy))
     assert remote.jobs.equals(local.jobs)
     assert served["stats"].messages == remote.nb_messages
-    assert served["stats"].core.config.policy == policy
+    assert served["stats"].config.policy == policy
 
 
 @pytest.mark.slow
@@ -71,7 +71,7 @@ def test_sched_config_from_batsim_sets_the_policy():
     thread, served = serve_in_thread(endpoint)
     run_peer(workload, endpoint, options=SimulationOptions(sched_config='{"policy": "spf"}'), timeout=60)
     thread.join(timeout=60)
-    assert served["stats"].core.config.policy == "spf"
+    assert served["stats"].config.policy == "spf"
 
 
 @pytest.mark.slow

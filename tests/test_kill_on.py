@@ -9,7 +9,7 @@ from scheduler.core.events import Kill, RegisterJob, RegisterProfile
 from scheduler.errors import ConfigError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
 
-from tests.helpers import make_workload
+from tests.helpers import make_workload, preset
 from tests.test_safeguard import StubClassifier
 
 # probing with the planning rule of the variants: a watched job is planned to end within its trial
@@ -127,15 +127,15 @@ def test_under_fcfs_order_kills_for_an_older_large_job_and_policy_does_not():
 
 
 def test_classification_blocking_is_bounded_with_the_blocking_rule():
-    blocking = SchedulerConfig.variant("classification-blocking")
-    bounded = SchedulerConfig.variant("classification-bounded")
+    blocking = SchedulerConfig.variant(preset("classification-blocking"))
+    bounded = SchedulerConfig.variant(preset("classification-bounded"))
     assert (blocking.kill_on, blocking.kill_for) == ("blocking", "order")
     assert {**blocking.to_dict(), "kill_on": "deadline", "kill_for": "requeued"} == bounded.to_dict()
 
 
 def test_classification_tolerant_is_blocking_with_a_head_slack_promotion_the_requests_order_and_longer_trials():
-    tolerant = SchedulerConfig.variant("classification-tolerant")
-    blocking = SchedulerConfig.variant("classification-blocking")
+    tolerant = SchedulerConfig.variant(preset("classification-tolerant"))
+    blocking = SchedulerConfig.variant(preset("classification-blocking"))
     assert (tolerant.head_slack, tolerant.promote_after, tolerant.order_by) == (0.3, 7.0, "estimate")
     assert (tolerant.probe_length, tolerant.probe_limit) == (1.0, 300.0)
     assert {**tolerant.to_dict(), "head_slack": 0.0, "promote_after": 0.0, "order_by": "planned",
@@ -156,23 +156,9 @@ def test_order_by_needs_waiting_jobs_planned_with_their_trial():
         SchedulerConfig(classifier="rf", safeguard="kill", order_by="estimate")
 
 
-@pytest.mark.parametrize("running_siblings, job_class", [("ignore", "uncertain"), ("large", "large")])
-def test_a_look_alike_running_past_the_divider_makes_a_job_large(running_siblings, job_class):
-    # job 0 (user 7) has run 150 s, past the divider (100 s), when job 1 (user 7, the same request) comes;
-    # job 2 (user 8) and job 3 (user 7, another request) are not its look-alikes
-    jobs = [(0, 1, 1000, 500), (150, 1, 1000, 20), (150, 1, 1000, 20), (150, 1, 2000, 20)]
-    config = SchedulerConfig(**PROBING, kill_on="blocking", running_siblings=running_siblings)
-    core = build_core(config, classifier=StubClassifier(set(), 100.0, {"w0!0", "w0!1", "w0!2", "w0!3"}))
-    options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
-    result = BatsimEngine(make_workload(jobs, 4, user=[7, 7, 8, 7]), options=options).run(core.decide)
-    metadata = result.jobs.set_index("job_id").metadata
-    assert metadata.to_dict() == {"0": "class=uncertain", "1": f"class={job_class}", "2": "class=uncertain",
-                                  "3": "class=uncertain"}
-
-
 @pytest.mark.parametrize("options, says", [
     (dict(classifier="rf", kill_on="blocking"), "kill_on.*safeguard"),
-    (dict(classifier="none", running_siblings="large"), "running_siblings.*classifier"),
+    (dict(classifier="none", promote_after=7.0), "promote_after.*classifier"),
 ])
 def test_the_options_need_what_they_act_on(options, says):
     with pytest.raises(ConfigError, match=says):
@@ -228,15 +214,6 @@ def test_a_promotion_takes_along_the_jobs_of_q_before_it_in_the_policys_order(sc
     # ahead, job 1, before it in Q, leaves Q with it and goes first (else it would wait till 5,001)
     jobs = [(0, 1, 1000, 1000), (1, 1, 1000, 100), (2, 1, 100, 100), (3, 1, 1000, 50)]
     result, _ = run(jobs, 1, "blocking", uncertain=("w0!3",), options=dict(promote_after=5, promote_scope=scope))
-    assert result.loc[first, "starting_time"] == 1000
-
-
-@pytest.mark.parametrize("queue, first", [("ahead", "2"), ("with-large", "1")])
-def test_uncertain_jobs_wait_ahead_of_q_or_in_it(queue, first):
-    # job 0 holds the one processor until 1000; large job 1 and uncertain job 2 wait: ahead of Q, job 2 goes first;
-    # in Q, FCFS puts job 1 first
-    jobs = [(0, 1, 1000, 1000), (1, 1, 100, 100), (2, 1, 1000, 50)]
-    result, _ = run(jobs, 1, "blocking", uncertain=("w0!2",), options=dict(uncertain_queue=queue))
     assert result.loc[first, "starting_time"] == 1000
 
 

@@ -23,7 +23,7 @@ from scheduler.platforms import platform_xml
 from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate
 
-from tests.helpers import REPO, comparison_table
+from tests.helpers import REPO, comparison_table, named
 
 VARIANTS = ["base", "class-clairvoyant", "classification-probing", "classification-bounded"]
 
@@ -44,7 +44,7 @@ def compared(tmp_path_factory):
     write_batsim_json(generate(500, weeks=5, nb_res=32, seed=2), workload)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["simulate", str(workload), "--variant", ",".join(VARIANTS), "-e", str(folder / "runs" / "run"),
+        assert main(["simulate", str(workload), "--variant", ",".join(map(named, VARIANTS)), "-e", str(folder / "runs" / "run"),
                      "--no-progress"]) == 0
     return out.getvalue(), folder / "runs"
 
@@ -250,7 +250,7 @@ from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate
 write_batsim_json(generate(150, weeks=2, nb_res=16, seed=1), sys.argv[1])
 assert "sklearn" not in sys.modules
-sys.exit(main(["simulate", sys.argv[1], "--variant", "classification-idempotent,classification-probing",
+sys.exit(main(["simulate", sys.argv[1], "--variant", "classification-idempotent,experiments/presets/variants.json:classification-probing",
                "--no-progress"]))
 """
     import tempfile

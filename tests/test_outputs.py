@@ -14,7 +14,7 @@ from scheduler.outputs import atomic_open, check_output
 from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate
 
-from tests.helpers import DATA, REPO
+from tests.helpers import DATA, REPO, named
 
 SAMPLE = REPO / "workloads" / "sample.json"
 PLATFORM = REPO / "platforms" / "small-16.xml"
@@ -124,7 +124,7 @@ def test_the_progress_bar_advances_to_the_job_count(workload, variant, tmp_path,
     BARS.clear()
     monkeypatch.setattr("scheduler.cli.simulate.progress_bar", Bar)
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
-    assert main(["simulate", str(workload), "--variant", variant, "-e", str(tmp_path / "run")]) == 0
+    assert main(["simulate", str(workload), "--variant", named(variant), "-e", str(tmp_path / "run")]) == 0
     [bar] = BARS
     assert bar.n == bar.total == (3000 if workload == SAMPLE else 400)
     if variant != "base":  # 126 jobs were killed and resubmitted

@@ -9,12 +9,12 @@ from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
-from scheduler.core.overdue import OVERDUE_RANKS, Overdue
+from scheduler.core.overdue import OVERDUE_RANK, Overdue
 from scheduler.core.policies import get_policy
 from scheduler.core.queue import JobQueue
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
 
-from tests.helpers import make_workload
+from tests.helpers import make_workload, preset
 from tests.test_safeguard import StubClassifier
 
 # classification-tolerant's rules (its head slack and promotion included), with or without the guarantee
@@ -44,15 +44,15 @@ def killed_waits(table, core):
 def assert_bounded(table, core, longest_request):
     """Each killed job's total wait is at most max(the longest first-attempt wait, its wait up to the kill) plus the
     longest request for itself and for each overdue job that started between its promotion and its start."""
-    longest = core.overdue.longest
+    longest = core.overdue.overdue.longest
     starts = {f"w0!{job_id}": start for job_id, start in table["starting_time"].items()}
     for original, (submitted, killed, start, retry) in killed_waits(table, core).items():
-        due = core.due_since.get(retry)
+        due = core.overdue.due_since.get(retry)
         if due is None:  # started before it was due
             assert start - submitted <= max(longest, killed - submitted)
             continue
         assert due - submitted <= max(longest, killed - submitted)  # due when its wait reached the bound, not later
-        before = sum(due <= starts[other] < start for other in core.due_since if other != retry)
+        before = sum(due <= starts[other] < start for other in core.overdue.due_since if other != retry)
         assert start - submitted <= max(longest, killed - submitted) + (before + 1) * longest_request
 
 
@@ -74,8 +74,8 @@ def test_a_killed_job_behind_a_stream_of_trials_starves_without_the_guarantee():
 def test_a_killed_job_leaves_q_once_it_has_waited_the_longest_wait_so_far(scope):
     table, core = run(STREAM, 4, small={"w0!1"}, uncertain=STREAM_UNCERTAIN, overdue=scope)
     retry_start = table.loc["0#1", "starting_time"]
-    assert "w0!0#1" in core.promoted and retry_start < 2_000
-    assert retry_start - core.promoted["w0!0#1"] <= 10_000  # EASY: the first waiting job's wait is bounded
+    assert "w0!0#1" in core.overdue.promoted and retry_start < 2_000
+    assert retry_start - core.overdue.promoted["w0!0#1"] <= 10_000  # EASY: the first waiting job's wait is bounded
     assert_bounded(table, core, 10_000)
 
 
@@ -127,42 +127,19 @@ def test_overdue_jobs_go_first_oldest_first_whatever_the_policy(policy):
     queue = JobQueue(get_policy(policy))
     jobs = [Job(f"w0!{i}", float(i), 1, walltime, "p") for i, walltime in enumerate((900.0, 10.0, 500.0, 5.0))]
     queue.push(jobs[3], 5.0, rank=0)
-    queue.push(jobs[2], 500.0, rank=OVERDUE_RANKS["all"])
-    queue.push(jobs[0], 900.0, rank=OVERDUE_RANKS["all"])
+    queue.push(jobs[2], 500.0, rank=OVERDUE_RANK)
+    queue.push(jobs[0], 900.0, rank=OVERDUE_RANK)
     queue.push(jobs[1], 10.0, rank=2)
     assert [job.id for job in queue.ordered(0.0)] == ["w0!0", "w0!2", "w0!3", "w0!1"]
 
 
-@pytest.mark.parametrize("policy", ["fcfs", "spf"])
-def test_overdue_jobs_ahead_of_the_uncertain_ones_wait_behind_q_small_only(policy):
-    queue = JobQueue(get_policy(policy))
-    jobs = [Job(f"w0!{i}", float(i), 1, walltime, "p") for i, walltime in enumerate((900.0, 10.0, 500.0, 5.0, 1.0))]
-    queue.push(jobs[4], 1.0, rank=1)  # uncertain
-    queue.push(jobs[3], 5.0, rank=0)  # small
-    queue.push(jobs[2], 500.0, rank=OVERDUE_RANKS["uncertain"])
-    queue.push(jobs[0], 900.0, rank=OVERDUE_RANKS["uncertain"])
-    queue.push(jobs[1], 10.0, rank=2)
-    assert [job.id for job in queue.ordered(0.0)] == ["w0!3", "w0!0", "w0!2", "w0!4", "w0!1"]
-
-
-def test_a_killed_job_overdue_behind_q_small_leaves_the_stream_of_trials_behind():
-    table, core = run(STREAM, 4, small={"w0!1"}, uncertain=STREAM_UNCERTAIN, overdue="killed-one",
-                      overdue_ahead_of="uncertain")
-    assert "w0!0#1" in core.promoted and table.loc["0#1", "starting_time"] < 2_000
-
-
-def test_where_overdue_jobs_go_needs_overdue_jobs():
-    with pytest.raises(ConfigError, match="overdue_ahead_of.*promote_overdue"):
-        SchedulerConfig(**TOLERANT, overdue_ahead_of="uncertain")
-
-
 def test_classification_guarded_is_tolerant_with_killed_jobs_moved_one_at_a_time_past_the_longest_wait():
-    guarded = SchedulerConfig.variant("classification-guarded").to_dict()
-    tolerant = SchedulerConfig.variant("classification-tolerant").to_dict()
+    guarded = SchedulerConfig.variant(preset("classification-guarded")).to_dict()
+    tolerant = SchedulerConfig.variant(preset("classification-tolerant")).to_dict()
     assert guarded == {**tolerant, "promote_overdue": "killed-one"}
 
 
 def test_classification_ordered_is_tolerant_whose_promotions_take_the_first_job_of_q_along():
     ordered = SchedulerConfig.variant("classification-ordered").to_dict()
-    tolerant = SchedulerConfig.variant("classification-tolerant").to_dict()
+    tolerant = SchedulerConfig.variant(preset("classification-tolerant")).to_dict()
     assert ordered == {**tolerant, "promote_scope": "head"}

@@ -193,7 +193,7 @@ def test_serve_takes_plugins_and_their_options_from_batsims_sched_config(sample)
     thread.join(timeout=60)
     local, _ = simulate(sample, SchedulerConfig(**options))
     assert remote.jobs.equals(local.jobs)
-    assert served["stats"].core.config.policy_options == {"aging": 16.0}
+    assert served["stats"].config.policy_options == {"aging": 16.0}
 
 
 # --- one-line errors naming the spec ---------------------------------------------------------

@@ -8,7 +8,7 @@ from scheduler.metrics import summarize
 from scheduler.sim.simulate import simulate
 from scheduler.workloads import load_workload
 
-from tests.helpers import REPO
+from tests.helpers import REPO, named
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def sample():
 
 
 def run_summary(workload, variant):
-    result, _ = simulate(workload, SchedulerConfig.variant(variant))
+    result, _ = simulate(workload, SchedulerConfig.variant(named(variant)))
     return summarize(result.jobs, nb_machines=workload.nb_res)
 
 

@@ -14,7 +14,7 @@ from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import Execute, JobCompleted, JobKilled, JobSubmitted, Reject
-from scheduler.decision_extras import RUNNING
+from scheduler.core.decision.book import RUNNING
 
 from tests.helpers import SHARED
 

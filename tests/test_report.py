@@ -18,7 +18,7 @@ from scheduler.experiments.sweep import run_sweep
 from scheduler.metrics import summarize
 from scheduler.sim.output import read_jobs_csv
 
-from tests.helpers import REPO
+from tests.helpers import REPO, preset
 
 SAMPLE = REPO / "workloads" / "sample.json"
 
@@ -136,13 +136,13 @@ def test_variant_of_reads_every_option():
     or classifier threshold, so probing runs were averaged into idempotent ones."""
     assert variant_of({"classifier": "rf", "safeguard": "kill", "estimates": "requested"}) == "classification-idempotent"
     assert variant_of({"classifier": "none", "safeguard": "none", "estimates": "clairvoyant"}) == "runtimes-clairvoyant"
-    assert variant_of(SchedulerConfig.variant("classification-probing", policy="spf", seed=3).to_dict()) \
-        == "classification-probing"
+    assert variant_of(SchedulerConfig.variant("classification-ordered", policy="spf", seed=3).to_dict()) \
+        == "classification-ordered"
     assert variant_of({"classifier": "rf", "safeguard": "kill", "probe_threshold": 0.3}) \
         == "classification-idempotent+probe_threshold=0.3"
-    assert variant_of({"classifier": "rf", "safeguard": "kill", "classifier_threshold": 0.7,
-                       "probe_threshold": 0.02, "divider_estimates": "all"}) \
-        == "classification-probing+classifier_threshold=0.7"
+    assert variant_of({**SchedulerConfig.variant(preset("classification-probing")).to_dict(),
+                       "classifier_threshold": 0.7}) \
+        == "classification-idempotent+classifier_threshold=0.7+probe_threshold=0.02+divider_estimates=all"
     assert variant_of({"classifier": "oracle", "safeguard": "kill"}, recorded="class-clairvoyant") \
         == "class-clairvoyant+safeguard=kill"
     assert variant_of({"predictor": "ave2", "backfill_order": "spf"}) == "base+backfill_order=spf+predictor=ave2"

@@ -14,7 +14,7 @@ from scheduler.cli.layout import console_width, side_by_side
 from scheduler.workloads import write_batsim_json
 from scheduler.workloads.synthetic import generate
 
-from tests.helpers import comparison_table
+from tests.helpers import comparison_table, named
 
 #: The README's quick start compares these seven.
 SEVEN = ["base", "classification-idempotent", "class-clairvoyant", "classification-probing", "classification-bounded",
@@ -33,7 +33,7 @@ def test_the_seven_variants_fit_the_console(workload, tmp_path, monkeypatch, cap
     monkeypatch.setenv("COLUMNS", str(columns))
     monkeypatch.chdir(tmp_path)
     prefix = "out/sample"  # as the README's quick start (a file name longer than the line cannot be broken)
-    assert main(["simulate", str(workload), "--variant", ",".join(SEVEN), "-e", prefix]) == 0
+    assert main(["simulate", str(workload), "--variant", ",".join(map(named, SEVEN)), "-e", prefix]) == 0
     out, err = capsys.readouterr()
     widest = max((out + err).splitlines(), key=len)
     assert len(widest) <= columns, widest

@@ -4,7 +4,7 @@ import pytest
 
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
-from scheduler.knowledge.choices import JobClass
+from scheduler.core.job import JobClass
 from scheduler.core.events import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
 from scheduler.errors import ConfigError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions
@@ -227,7 +227,6 @@ PROBING = dict(classifier="rf", safeguard="kill", probe_threshold=0.02)
     ({}, 100.0),                                   # the whole divider
     (dict(probe_length=0.5), 50.0),                # F x divider
     (dict(probe_length=0.5, probe_limit=40), 40.0),  # capped at S seconds
-    (dict(probe_limit=40, probe_width=1 / 8), 40.0 * (1 / 8 * 8 / 8) ** 0.5),  # and shortened with its width
 ])
 def test_an_uncertain_jobs_trial_run_follows_the_probe_options_and_a_small_job_keeps_the_divider(options, trial):
     # uncertain job 0 (8 of 8 processors) runs 500 s: the safeguard kills it after its trial; small job 1 then
@@ -241,7 +240,7 @@ def test_an_uncertain_jobs_trial_run_follows_the_probe_options_and_a_small_job_k
     assert rows["0"].finish_time - rows["0"].starting_time == pytest.approx(trial)
 
 
-@pytest.mark.parametrize("options", [{}, dict(probe_length=0.5, probe_limit=40, probe_width=1 / 8)])
+@pytest.mark.parametrize("options", [{}, dict(probe_length=0.5, probe_limit=40)])
 def test_a_watched_jobs_trial_ignores_its_own_runtime(options):
     # no leakage: the class and the trial length come from what is known at submission; two runtimes past the
     # trial give the same first attempt, the same metadata and the same kill
@@ -256,17 +255,11 @@ def test_a_watched_jobs_trial_ignores_its_own_runtime(options):
     assert outcomes[0][0].equals(outcomes[1][0]) and outcomes[0][1] == outcomes[1][1]
 
 
-@pytest.mark.parametrize("retry_queue, order", [("large", ["3", "2", "1", "2#1"]), ("ahead", ["3", "2", "2#1", "1"])])
-def test_a_killed_attempt_waits_in_q_or_ahead_of_it(retry_queue, order):
+def test_a_killed_attempt_waits_in_q():
     # job 0 holds the machine until 50; small 3 runs first, uncertain 2 next (killed at the divider); its
-    # next attempt waits in Q (after the large job 1, same subtime, lower id) or ahead of Q (before it)
+    # next attempt waits in Q, after the large job 1 (same subtime, lower id)
     jobs = [(0, 1, 100, 50), (1, 1, 100, 5), (1, 1, 100, 30), (1, 1, 100, 5)]
-    config = SchedulerConfig(**PROBING, retry_queue=retry_queue)
-    result, *_ = run(jobs, 1, {"w0!3"}, config, uncertain_ids={"w0!2"})
+    result, *_ = run(jobs, 1, {"w0!3"}, SchedulerConfig(**PROBING), uncertain_ids={"w0!2"})
     starts = result.jobs.set_index("job_id").starting_time
+    order = ["3", "2", "1", "2#1"]
     assert list(starts.loc[order]) == sorted(starts.loc[order])
-
-
-def test_retry_queue_needs_the_safeguard():
-    with pytest.raises(ConfigError, match="retry_queue.*safeguard"):
-        SchedulerConfig(classifier="rf", retry_queue="ahead")

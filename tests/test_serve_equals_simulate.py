@@ -13,6 +13,8 @@ The whole-trace check is ``benchmarks/check_serve_equals_simulate.py``.
 import numpy as np
 import pytest
 
+from tests.helpers import preset
+
 from scheduler.config import SchedulerConfig
 from scheduler.sim.engine import SimulationOptions
 from scheduler.sim.peer import run_peer
@@ -30,14 +32,14 @@ def dense():
 
 
 def test_serve_under_batsims_flags_equals_simulate(dense, acknowledge=False):
-    options = SchedulerConfig.variant("classification-probing").to_dict()
+    options = SchedulerConfig.variant(preset("classification-probing")).to_dict()
     endpoint = free_endpoint()
     thread, served = serve_in_thread(endpoint, options)
     flags = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=acknowledge)  # no profile reuse
     remote = run_peer(dense, endpoint, options=flags, timeout=60)
     thread.join(timeout=60)
     assert "error" not in served, served.get("error")
-    local, core = simulate(dense, SchedulerConfig.variant("classification-probing"),
+    local, core = simulate(dense, SchedulerConfig.variant(preset("classification-probing")),
                            options=SimulationOptions(acknowledge_dynamic_jobs=acknowledge))
     assert core.outcome().classifier["kills"] > 100
     assert remote.jobs.equals(local.jobs)
@@ -45,14 +47,14 @@ def test_serve_under_batsims_flags_equals_simulate(dense, acknowledge=False):
 
 
 def test_simulate_models_batsims_acknowledgements(dense):
-    config = SchedulerConfig.variant("classification-probing")
+    config = SchedulerConfig.variant(preset("classification-probing"))
     local, _ = simulate(dense, config, options=SimulationOptions(acknowledge_dynamic_jobs=True))
     assert local.batsim_flags == ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
     assert local.nb_messages > simulate(dense, config)[0].nb_messages  # Batsim's JOB_SUBMITTED echoes
 
 
 def test_the_safeguard_sends_the_same_decisions_with_or_without_profile_reuse(dense):
-    config = SchedulerConfig.variant("classification-probing")
+    config = SchedulerConfig.variant(preset("classification-probing"))
     runs = [simulate(dense, config, options=SimulationOptions(enable_profile_reuse=reuse))[0] for reuse in (False, True)]
     assert runs[0].jobs.equals(runs[1].jobs)
     assert runs[0].jobs.profile.str.contains("_resubmit_").sum() > 100

@@ -157,9 +157,15 @@ def test_config_validation(tmp_path):
     assert main(["sweep", str(tmp_path / "absent.json")]) == 1
 
 
+def test_the_presets_are_listed_in_the_order_they_were_made():
+    from scheduler.variants import PRESETS
+
+    assert tuple(json.loads((EXPERIMENTS / "presets" / "variants.json").read_text())) == PRESETS
+
+
 def test_example_configs_parse():
     dev = load_config_file(EXPERIMENTS / "dev-traces.json")
-    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 2 * 4 * len(VARIANTS)
+    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 2 * 4 * 11
     local = load_config_file(EXPERIMENTS / "dev-traces-local.json")
     assert all(t.path and t.archive for t in local.traces)
     paper = load_config_file(EXPERIMENTS / "paper-traces.json")

@@ -25,7 +25,7 @@ from scheduler.batsim.scheduler_codec import SchedulerCodec
 from scheduler.batsim.server import config_at_begin
 from scheduler.compose import build_core
 from scheduler.core.events import Execute, Kill, Reject, SimulationBegins
-from scheduler.decision import DecisionCore
+from scheduler.core.decision import DecisionCore
 
 
 class PybatsimAdapter(BatsimScheduler):

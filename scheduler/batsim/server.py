@@ -23,7 +23,7 @@ from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins, SimulationEnds
 from scheduler.cyclic_gc import cyclic_gc_paused
-from scheduler.decision import DecisionCore
+from scheduler.core.decision import DecisionCore
 from scheduler.errors import ProtocolError, SchedulerError
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class ServeStats:
     messages: int = 0
     latencies: list[float] = field(default_factory=list)  # seconds spent deciding, per message
     core: DecisionCore | None = None
+    #: The run's config: Batsim's sched-config, then the server's options (:func:`config_at_begin`).
+    config: SchedulerConfig | None = None
 
     def latency_percentiles(self) -> dict[str, float]:
         if len(self.latencies) < 2:
@@ -135,7 +137,8 @@ class DecisionServer:
             try:
                 now, events = codec.decode(message)
                 if core is None:
-                    core = stats.core = self._make_core(events, stats.messages)
+                    stats.config = self._config(events, stats.messages)
+                    core = stats.core = build_core(stats.config)
                 reply = codec.encode(now, core.decide(now, events))
             except BaseException as error:
                 socket.send(codec.encode_error(error_text(error), message))
@@ -146,8 +149,9 @@ class DecisionServer:
             if any(type(event) is SimulationEnds for event in events):
                 return stats
 
-    def _make_core(self, events: list, index: int) -> DecisionCore:
+    def _config(self, events: list, index: int) -> SchedulerConfig:
+        """The run's config, from the first message (it must carry SIMULATION_BEGINS)."""
         begins = next((e for e in events if isinstance(e, SimulationBegins)), None)
         if begins is None:
             raise ProtocolError(f"message {index + 1}: the first message must carry SIMULATION_BEGINS")
-        return build_core(config_at_begin(begins, self.options, self.overrides))
+        return config_at_begin(begins, self.options, self.overrides)

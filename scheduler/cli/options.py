@@ -17,7 +17,7 @@ from scheduler import registry
 from scheduler.config import SchedulerConfig
 from scheduler.option import (OPTION_GROUPS, Option, flags_of, integer_text, main_flag, number_text, options_of,
                               positive_integer, positive_seconds)
-from scheduler.variants import VARIANTS
+from scheduler.variants import RECOMMENDED, VARIANTS, resolve
 from scheduler.errors import ConfigError, PluginError, UsageError
 from scheduler.values import MAX_MACHINES
 
@@ -71,13 +71,14 @@ def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, An
     ``--variant`` takes a comma-separated list (``simulate``)."""
     groups = groups or option_groups(parser)
     run = groups["run"]
+    named = (f"{', '.join(VARIANTS)}; {RECOMMENDED} is ours, recommended (docs/variants.md); or a preset "
+             "FILE.json:NAME (experiments/presets/variants.json holds the steps that led to ours)")
     if several_variants:
         run.add_argument("--variant", metavar="NAME[,NAME...]",
-                         help="one of the paper's variants (sets classifier, safeguard and estimates), or several "
-                              "separated by commas, or 'all', to compare them against the first: " + ", ".join(VARIANTS))
+                         help="a variant (sets the classifier, safeguard and estimates), or several separated by "
+                              f"commas, or 'all', to compare them against the first: {named}")
     else:
-        run.add_argument("--variant", choices=list(VARIANTS),
-                         help="one of the paper's variants (sets classifier, safeguard and estimates)")
+        run.add_argument("--variant", metavar="NAME", type=variant_list, help=f"a variant: {named}")
     run.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
                      help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
     run.add_argument("--variant_options", metavar="JSON",
@@ -87,6 +88,19 @@ def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, An
                                         type=None if spec.parse is str else flag_type(spec.parse))
     parser.help_extra = plugin_help
     return groups
+
+
+def variant_list(text: str) -> str:
+    """``--variant``'s text, once each variant it names is known (``all``, or names separated by commas)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a value, got ''")
+    for name in text.split(","):
+        if name.strip() and name.strip() != "all":
+            try:
+                resolve(name.strip())
+            except ConfigError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 #: The options that name a plug-in, with the kind of each.
@@ -149,7 +163,10 @@ def option_overrides(args: argparse.Namespace) -> dict:
     """The scheduling options given as flags (``--variant`` first, explicit flags on top), checked: a value
     refused is a :class:`UsageError` (exit 2), but for a plug-in file or module that cannot be loaded."""
     variant = getattr(args, "variant", None)
-    overrides = dict(VARIANTS[variant]) if variant else {}
+    try:
+        overrides = resolve(variant) if variant else {}
+    except ConfigError as exc:
+        raise UsageError(f"argument --variant: {exc}") from None
     specs = options_of(SchedulerConfig)
     for name, spec in specs.items():
         given = getattr(args, name, None)

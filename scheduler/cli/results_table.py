@@ -163,7 +163,6 @@ def _setting(config: dict, key: str) -> str:
     inactive = (key in PROBING_OPTIONS and config.get("probe_threshold") is None
                 or key in KILL_OPTIONS and config.get("safeguard") != "kill"
                 or key == "head_slack" and config.get("kill_on") != "blocking"
-                or key == "kill_slack" and config.get("kill_on") not in ("blocking", "patient")
                 or key in CLASSIFIER_OPTIONS and config.get("classifier") == "none"
                 or key in PLANNED_TRIAL_OPTIONS and config.get("divider_estimates") != "all")
     if inactive or config[key] is None:

@@ -17,12 +17,12 @@ from scheduler.cli.options import add_scheduling_options, config_from_args, mach
 from scheduler.cli.results_table import format_comparison, format_table, written_lines
 from scheduler.compose import input_files, warm_up
 from scheduler.config import SchedulerConfig
-from scheduler.variants import VARIANTS
+from scheduler.variants import VARIANTS, label, resolve
 from scheduler.cyclic_gc import cyclic_gc_paused
-from scheduler.errors import UsageError
+from scheduler.errors import ConfigError, UsageError
 from scheduler.outputs import check_distinct, check_output, check_outputs, prefixed
 from scheduler.sim.results import RESULT_SUFFIXES, run_summary, write_results
-from scheduler.decision import Outcome
+from scheduler.core.decision import Outcome
 from scheduler.sim.engine import SimulationOptions, SimulationResult
 from scheduler.sim.simulate import simulate
 from scheduler.values import DEFAULT_TAU
@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     args.workload = workload_argument(args.workload)
     if args.save_model and len(variants) > 1:
         raise UsageError("--save-model saves the classifier of one run: give a single --variant")
-    configs = {name: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
+    configs = {label(name) if name else None: config_from_args(argparse.Namespace(**{**vars(args), "variant": name}))
                for name in variants or [None]}
     prefixes = {name: run_prefix(args.output_prefix, name, len(configs)) for name in configs}
     check_locations(args, configs, prefixes)
@@ -168,9 +168,11 @@ def variant_names(text: str | None) -> list[str]:
     if not names:
         raise UsageError(f"argument --variant: empty variant list; give one or more of {', '.join(VARIANTS)}, or 'all'")
     for name in names:
-        if name not in VARIANTS:
-            raise UsageError(f"argument --variant: unknown variant {name!r}; known: {', '.join(VARIANTS)}")
-    twice = [name for name, count in Counter(names).items() if count > 1]
+        try:
+            resolve(name)
+        except ConfigError as exc:
+            raise UsageError(f"argument --variant: {exc}") from None
+    twice = [name for name, count in Counter(map(label, names)).items() if count > 1]
     if twice:
         raise UsageError(f"argument --variant: {twice[0]} is listed twice")
     return names

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 
@@ -74,3 +75,25 @@ class JobFields(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return repr(dict(self))
+
+
+class JobClass(Enum):
+    """What the classifier says of a submitted job.
+
+    ``SMALL`` jobs go to Q_small; ``UNCERTAIN`` ones (only with a probe threshold) queue after them and
+    are watched by the safeguard like small ones; ``LARGE`` ones go to Q. :attr:`rank` is the queue rank.
+    """
+
+    SMALL = "small", 0
+    UNCERTAIN = "uncertain", 1
+    LARGE = "large", 2
+
+    #: The job's queue: 0 (Q_small) before 1 (uncertain) before 2 (Q). A plain attribute, not a property: it is
+    #: read for every submitted job.
+    rank: int
+
+    def __new__(cls, value: str, rank: int) -> "JobClass":
+        member = object.__new__(cls)
+        member._value_ = value  # the name the config and the metadata use
+        member.rank = rank
+        return member

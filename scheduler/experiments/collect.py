@@ -56,7 +56,7 @@ import pandas as pd
 
 from scheduler.config import VARIANTS
 from scheduler.errors import ConfigError, WorkloadError
-from scheduler.knowledge.choices import JobClass
+from scheduler.core.job import JobClass
 from scheduler.values import DEFAULT_TAU
 
 MONTH = 30 * 86400.0
@@ -256,12 +256,15 @@ NOT_VARIANT = frozenset({"policy", "seed", "timezone"})
 
 
 def variant_of(config: dict, recorded: str | None = None) -> str:
-    """The variant a scheduler config is: the named variant (:data:`scheduler.config.VARIANTS`) it differs
+    """The variant a scheduler config is: ``recorded`` when that names no variant of
+    :data:`scheduler.config.VARIANTS` (a preset's or a sweep's own name); else the named variant it differs
     least from, ``recorded`` first (the name ``simulate --variant`` wrote in the summary), followed by every
     option it sets otherwise as ``+name=value`` (``classification-idempotent+probe_threshold=0.3``). Every
     option counts but those of :data:`NOT_VARIANT`: configs that differ never get the same name."""
     from scheduler.config import SchedulerConfig
 
+    if recorded is not None and recorded not in VARIANTS and "+" not in recorded:
+        return recorded  # a preset or a sweep's own variant, by the name its run was given
     defaults = SchedulerConfig().to_dict()
     given = {**defaults, **config}
     names = sorted(VARIANTS, key=lambda name: name != recorded)  # stable: the recorded name first

@@ -71,6 +71,7 @@ import msgspec
 
 from scheduler.checksums import data_hash
 from scheduler.config import VARIANTS, SchedulerConfig
+from scheduler.variants import label, resolve
 from scheduler.core.policies import POLICIES
 from scheduler.errors import ConfigError
 from scheduler.experiments.labels import policy_label
@@ -103,9 +104,11 @@ class TraceSpec:
 
 @dataclass(frozen=True)
 class VariantSpec:
-    """A named variant: one of the paper's, with options on top."""
+    """A named variant: one of :data:`~scheduler.variants.VARIANTS` or a preset ``FILE.json:NAME``, with options on
+    top."""
 
     name: str
+    #: The variant, or the preset (its file's path made absolute), its settings start from.
     base: str
     options: dict = field(default_factory=dict)
 
@@ -137,7 +140,7 @@ class SweepConfig:
                 for policy in self.policies:
                     for variant in self.variants:
                         for seed in self.seeds:
-                            options = {**VARIANTS[variant.base], **self.options, **trace.options,
+                            options = {**resolve(variant.base), **self.options, **trace.options,
                                        **variant.options, **axis, "policy": policy, "seed": seed}
                             config = SchedulerConfig.from_dict(
                                 options, f"{self.source or 'sweep config'}: trace {trace.name}, variant {variant.name}")
@@ -194,9 +197,7 @@ CLASSIFIER_OPTIONS = ("divider", "features", "model", "timezone")
 #: Options added after runs of :data:`RUN_FORMAT` were made, with the value those runs had: left out
 #: of the hash at that value, so that such runs still resume.
 LATER_OPTIONS = {"algorithm": "easy", "algorithm_options": None, "policy_options": None, "estimator": "forest",
-                 "estimator_options": None, "probe_limit": None, "probe_width": None,
-                 "siblings": "keep", "retry_queue": "large", "probe_max_width": None, "kill_on": "deadline",
-                 "kill_for": "requeued", "kill_slack": 0.0, "running_siblings": "ignore",
+                 "estimator_options": None, "probe_limit": None, "kill_on": "deadline", "kill_for": "requeued",
                  "train_window": None}
 
 
@@ -316,7 +317,7 @@ def parse_config(data: Any, source: str = "sweep config", base_dir: str | Path |
     policies = [_policy(p, source) for p in policies]
     algorithms = None if sweep.algorithms is None else [_algorithm(a, source) for a in _as_list(sweep.algorithms)]
     variants_data = list(VARIANTS) if sweep.variants == "all" else _as_list(sweep.variants)
-    variants = [_variant(v, f"{source}: variants[{i}]") for i, v in enumerate(variants_data)]
+    variants = [_variant(v, f"{source}: variants[{i}]", base) for i, v in enumerate(variants_data)]
     seeds = _as_list(sweep.seeds)
     try:
         tau = positive_seconds(sweep.tau)
@@ -400,18 +401,29 @@ def _policy(name: str, source: str) -> str:
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def _variant(entry: str | dict[str, Any], where: str) -> VariantSpec:
+def _variant(entry: str | dict[str, Any], where: str, folder: Path) -> VariantSpec:
+    """A sweep's variant: a name (a variant, or a preset ``FILE.json:NAME``, its path relative to the sweep's
+    file), or an object ``{"name": ..., "variant": ..., OPTION: VALUE...}``."""
     if isinstance(entry, str):
-        if entry not in VARIANTS:
-            raise ConfigError(f"{where}: unknown variant {entry!r}; known: {', '.join(VARIANTS)}")
-        return VariantSpec(entry, entry)
+        base = _variant_base(entry, where, folder)
+        return VariantSpec(label(entry), base)
     if "name" not in entry:
         raise ConfigError(f"{where}: expected a variant name or an object with a 'name'")
     options = {k: v for k, v in entry.items() if k not in ("name", "variant")}
-    base = entry.get("variant", "base")
-    if base not in VARIANTS:
-        raise ConfigError(f"{where}: unknown variant {base!r}; known: {', '.join(VARIANTS)}")
+    base = _variant_base(entry.get("variant", "base"), where, folder)
     forbidden = sorted({"policy", "seed"} & {k.replace("-", "_") for k in options})
     if forbidden:
         raise ConfigError(f"{where}: set {', '.join(forbidden)} with 'policies' / 'seeds'")
     return VariantSpec(str(entry["name"]), base, options)
+
+
+def _variant_base(name: str, where: str, folder: Path) -> str:
+    """A variant's name, or a preset's with its file's path made absolute; checked."""
+    path, colon, preset = str(name).rpartition(":")
+    if colon and path.endswith(".json"):
+        name = f"{(folder / path).resolve()}:{preset}"
+    try:
+        resolve(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return name

@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from scheduler.config import VARIANTS
+from scheduler.variants import PRESETS
 from scheduler.errors import UsageError, WorkloadError
 from scheduler.experiments.collect import RunData
 from scheduler.experiments.labels import split_label
@@ -35,7 +36,8 @@ def policy_key(label: str) -> tuple:
 
 def variant_order(variants: Iterable[str]) -> list[str]:
     variants = list(dict.fromkeys(variants))
-    return [v for v in VARIANTS if v in variants] + sorted(v for v in variants if v not in VARIANTS)
+    known = [*VARIANTS, *PRESETS]
+    return [v for v in known if v in variants] + sorted(v for v in variants if v not in known)
 
 
 class Report:

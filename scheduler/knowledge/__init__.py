@@ -1,6 +1,7 @@
 """What the scheduler believes about job runtimes. Policies and EASY read only this."""
 
-from scheduler.knowledge.estimates import Estimates, RuntimeKnowledge
+from scheduler.core.decision.parts import RuntimeKnowledge
+from scheduler.knowledge.estimates import Estimates
 
 __all__ = ["Estimates", "JobClassifier", "RuntimeKnowledge"]
 

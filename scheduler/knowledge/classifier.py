@@ -58,11 +58,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scheduler.core.job import Job
+from scheduler.core.job import Job, JobClass
 from scheduler.errors import ConfigError
-from scheduler.knowledge.choices import (
-    CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES, JobClass,
-)
+from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.classifier_file import ClassifierError, load_classifier, save_classifier
 from scheduler.knowledge.classifier_reports import ClassifierReports
 from scheduler.knowledge.confusion import RATES, classification_metrics, quality

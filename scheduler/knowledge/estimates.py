@@ -10,21 +10,12 @@ the jobs that end and a correction rule moves the predictions that run out
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from scheduler.core.job import Job
 from scheduler.errors import ConfigError
 from scheduler.registry import Made, Rules, call, define, describe, register
 from scheduler.knowledge.predictors import ClairvoyantPredictor, RequestedPredictor
-
-
-class RuntimeKnowledge(Protocol):
-    """The one interface through which policies and backfilling learn about runtimes."""
-
-    name: str
-
-    def estimate(self, job: Job) -> float | None:
-        """The runtime the scheduler plans with, in seconds; None when it cannot tell."""
 
 
 class Estimates:

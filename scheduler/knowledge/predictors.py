@@ -349,6 +349,13 @@ class Predictions:
             self._accuracy = job_accuracy(self)
         return self._accuracy
 
+    @staticmethod
+    def accuracy_summary(table) -> dict:
+        """:func:`scheduler.knowledge.accuracy.accuracy_summary` of an :meth:`accuracy_table`."""
+        from scheduler.knowledge.accuracy import accuracy_summary
+
+        return accuracy_summary(table)
+
     # --- invariants ------------------------------------------------------------------
 
     @staticmethod

@@ -12,7 +12,7 @@ from scheduler import __version__
 from scheduler.checksums import file_sha256
 from scheduler.compose import input_files
 from scheduler.config import SchedulerConfig
-from scheduler.decision import Outcome
+from scheduler.core.decision import Outcome
 from scheduler.metrics import summarize
 from scheduler.outputs import atomic_open, prefixed, write_text
 from scheduler.sim.engine import SimulationResult

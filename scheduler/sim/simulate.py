@@ -7,7 +7,7 @@ from typing import Callable
 
 from scheduler.compose import build_core
 from scheduler.config import SchedulerConfig
-from scheduler.decision import DecisionCore
+from scheduler.core.decision import DecisionCore
 from scheduler.errors import SimulationError
 from scheduler.sim.engine import BatsimEngine, SimulationOptions, SimulationResult
 from scheduler.workloads.model import Workload
