@@ -44,142 +44,176 @@ class SchedulerConfig:
     """
 
     algorithm: str = option(
-        "easy", "scheduling algorithm: easy (EASY backfilling, batsched's easy_bf), easy_bf_fast (EASY whose "
-                "priority job keeps its first expected start: a job backfills only if it ends by then), "
-                "conservative_bf (a reservation for every waiting job), fcfs (strict queue order, no backfilling; batsched's fcfs and "
-                "fcfs_fast) or filler (every job that fits now starts, in queue order); or a plug-in: FILE.py:CLASS, "
-                "MODULE:CLASS or an entry point's name (docs/plugins.md)",
-        registered("algorithm"), flags=("--algorithm", "-v"), metavar="NAME")
+        "easy",
+        "scheduling algorithm: easy, easy_bf_fast, conservative_bf, fcfs, filler, or a plug-in (FILE.py:CLASS, "
+        "MODULE:CLASS, an entry point)",
+        registered("algorithm"), flags=("--algorithm", "-v"), metavar="NAME",
+        details="easy is EASY backfilling (batsched's easy_bf); easy_bf_fast, EASY whose priority job keeps its "
+                "first expected start (a job backfills only if it ends by then); conservative_bf, a reservation for "
+                "every waiting job; fcfs, strict queue order without backfilling (batsched's fcfs and fcfs_fast); "
+                "filler, every job that fits now starts, in queue order. Plug-ins: docs/plugins.md")
     algorithm_options: dict | None = option(
-        None, "the algorithm plug-in's options as a JSON object (--algorithm X --help lists them)",
-        optional(json_object), metavar="JSON", parse=json_text, group="plugins")
+        None, "the algorithm plug-in's options as a JSON object",
+        optional(json_object), metavar="JSON", parse=json_text, group="plugins",
+        details="--algorithm X --help lists them")
     policy: str = option(
         "fcfs", "queue order (or a plug-in: FILE.py:NAME, MODULE:NAME or an entry point's name)", registered("policy"),
         flags=("--policy", "-o", "--queue_order"), metavar="NAME", choices=lambda: registry.names("policy"))
     policy_options: dict | None = option(
-        None, "the queue order plug-in's options as a JSON object (--policy X --help lists them)",
-        optional(json_object), metavar="JSON", parse=json_text, group="plugins")
+        None, "the queue order plug-in's options as a JSON object",
+        optional(json_object), metavar="JSON", parse=json_text, group="plugins",
+        details="--policy X --help lists them")
     backfill_order: str | None = option(
-        None, "the order in which EASY (easy, easy_bf_fast) tries backfill candidates, a --policy name (default: the "
-              "queue order; a plug-in takes its default options)",
-        optional(registered("policy")), metavar="NAME")
+        None, "the order in which EASY tries backfill candidates, a --policy name (default: the queue order)",
+        optional(registered("policy")), metavar="NAME",
+        details="for easy and easy_bf_fast; a plug-in takes its default options")
     estimates: str = option(
         "requested", "runtime knowledge: requested (p̃ = walltime) or clairvoyant (actual runtime)",
         registered("estimates"), metavar="NAME")
     starvation_threshold: float | None = option(
-        None, "seconds of waiting after which a job moves to the head of the queue, oldest first (default: off)",
-        optional(positive_seconds), metavar="S", parse=number_text)
+        None, "seconds of waiting after which a job moves to the head of the queue (default: off)",
+        optional(positive_seconds), metavar="S", parse=number_text,
+        details="oldest first")
     starvation_scope: str = option(
-        "queue", "where a starving job moves: queue (to the head of its own queue: Q_small stays ahead of Q) or all "
-                 "(ahead of every queue)", choice(lambda: STARVATION_SCOPES), metavar="NAME")
+        "queue",
+        "where a starving job moves: queue (the head of its own queue) or all (ahead of every queue)",
+        choice(lambda: STARVATION_SCOPES), metavar="NAME",
+        details="with queue, Q_small stays ahead of Q")
     classifier: str = option(
-        "none", "job size classifier: none (every job is large), rf (the paper's online Random Forest) or oracle "
-                "(true classes); small jobs go to Q_small, ahead of Q",
-        choice(lambda: CLASSIFIER_METHODS), metavar="NAME", group="classes")
+        "none",
+        "job size classifier: none (every job large), rf (the paper's online Random Forest) or oracle (true classes)",
+        choice(lambda: CLASSIFIER_METHODS), metavar="NAME", group="classes",
+        details="small jobs go to Q_small, ahead of Q")
     safeguard: str = option(
-        "none", "kill: kill a small-classified job that outlives the divider and resubmit it as large",
-        choice(lambda: SAFEGUARDS), metavar="NAME", group="classes")
+        "none", "kill: a watched job past its trial is killed, and resubmitted as large",
+        choice(lambda: SAFEGUARDS), metavar="NAME", group="classes",
+        details="a watched job is one classified small (its trial: the divider) or uncertain")
     divider: str | float = option(
-        "median", "small/large boundary: median (of the runtimes of every job completed so far), last-week-median, or seconds",
+        "median",
+        "small/large boundary: median (of the runtimes completed so far), last-week-median, or seconds",
         divider_value, metavar="D", group="classes")
     classifier_threshold: float = option(
-        0.5, "a job is small when the forest's probability of small exceeds P; higher means fewer false-small "
-             "jobs and kills", probability_below_one, metavar="P", parse=number_text, group="classes")
+        0.5, "a job is small when the forest's P(small) exceeds P",
+        probability_below_one, metavar="P", parse=number_text, group="classes",
+        details="higher means fewer false-small jobs and kills")
     probe_threshold: float | None = option(
-        None, "a job that is not small is uncertain when the forest's probability of small exceeds P: it queues "
-              "after the small jobs, ahead of Q, and the safeguard watches it (default: off)",
-        optional(probability_below_one), metavar="P", parse=number_text, group="trials")
+        None, "a job not small is uncertain when the forest's P(small) exceeds P: it gets a trial under the "
+              "safeguard (default: off)",
+        optional(probability_below_one), metavar="P", parse=number_text, group="trials",
+        details="it queues after the small jobs, ahead of Q, and the safeguard watches it")
     probe_length: float = option(
-        1.0, "an uncertain job's trial run, as a fraction of the divider: the safeguard kills it after "
-             "F x divider (small jobs keep the whole divider)", probability_or_one, metavar="F", parse=number_text,
-        group="trials")
+        1.0, "an uncertain job's trial, as a fraction of the divider",
+        probability_or_one, metavar="F", parse=number_text,
+        group="trials",
+        details="the safeguard acts after F x divider; small jobs keep the whole divider")
     probe_limit: float | None = option(
-        None, "an uncertain job's trial run lasts at most S seconds (with --probe-length, the shorter)",
-        optional(positive_seconds), metavar="S", parse=number_text, group="trials")
+        None, "an uncertain job's trial lasts at most S seconds",
+        optional(positive_seconds), metavar="S", parse=number_text, group="trials",
+        details="with --probe-length, the shorter")
     kill_on: str = option(
-        "deadline", "when the kill safeguard kills a watched job that outlives its deadline: deadline (then); demand "
-                    "(it goes on running until the first waiting job could start now with its processors); blocking "
-                    "(at the deadline, only if running on to its request would delay the first waiting job's start; "
-                    "otherwise it runs on, planned with its request); patient (as blocking, but a job in the way runs "
-                    "on until that waiting job could start now with its processors)",
-        choice(lambda: KILL_ON), metavar="NAME", group="trials")
+        "deadline", "when the safeguard acts on a watched job past its trial: deadline, demand, blocking or patient",
+        choice(lambda: KILL_ON), metavar="NAME", group="trials",
+        details="deadline: it is killed then (the paper); demand: it runs on until the first waiting job could start "
+                "now with its processors; blocking: it is killed at the deadline only if running on to its request "
+                "would delay the first waiting job's start, else it runs on, planned with its request; patient: as "
+                "blocking, but a job in the way runs on until that waiting job could start now with its processors")
     kill_for: str = option(
-        "requeued", "--kill-on blocking, demand or patient: for which first waiting job a job past its trial is killed: "
-                    "requeued (one it would wait behind once killed) or policy (one classified small, or before it in "
-                    "the policy's order: the job counts as uncertain) or order (one classified small, or before it in "
-                    "the policy's order, whatever its queue)",
-        choice(lambda: KILL_FOR), metavar="NAME", group="trials")
+        "requeued",
+        "--kill-on blocking, demand, patient: which first waiting job a job past its trial is killed for: requeued, "
+        "policy or order",
+        choice(lambda: KILL_FOR), metavar="NAME", group="trials",
+        details="requeued: one it would wait behind once killed; policy: one classified small, or before it in the "
+                "policy's order (the job counts as uncertain); order: one classified small, or before it in the "
+                "policy's order, whatever its queue")
     head_slack: float = option(
-        0.0, "--kill-on blocking: a job past its trial that would delay a first waiting job not classified small by at "
-             "most F x that job's request is spared, unless killing it would let that job start now",
-        non_negative, metavar="F", parse=number_text, group="trials")
+        0.0, "--kill-on blocking: a job past its trial that delays a first waiting job not classified small by at "
+             "most F x its request is spared",
+        non_negative, metavar="F", parse=number_text, group="trials",
+        details="unless killing it would let that job start now")
     promote_after: float = option(
-        0.0, "a job waiting in Q moves ahead of it, with the uncertain jobs (in the policy's order), once it has "
-             "waited F x its request since its submission (a retry after a kill: since the original's); 0: never",
-        non_negative, metavar="F", parse=number_text, group="trials")
+        0.0, "a job of Q moves ahead of it once it has waited F x its request (0: never)",
+        non_negative, metavar="F", parse=number_text, group="trials",
+        details="counted from its submission (a retry after a kill: from the original's); it goes in the policy's "
+                "order")
     promote_scope: str = option(
-        "job", "--promote-after: which jobs a promotion moves out of Q: job (the job alone); ahead (the job and every "
-               "job of Q before it in the policy's order, so that no job of Q is overtaken by a promotion); head (the "
-               "job and the first job of Q, one for one: classification-ordered). Measured: head cuts LANL-CM5 FCFS's "
-               "longest wait from 8.2-9.1x to 1.24-1.63x base's and meets every bar on 33 runs of 50 (tolerant 38), "
-               "on all five traces with its median over seeds 0-4 (tolerant on three); "
-               "ahead keeps 0.86-0.88 of class-clairvoyant's reduction on HPC2N and SDSC-SP2 FCFS",
-        choice(lambda: PROMOTE_SCOPES), metavar="NAME", group="trials")
+        "job", "--promote-after: what a promotion moves out of Q: job, ahead or head",
+        choice(lambda: PROMOTE_SCOPES), metavar="NAME", group="trials",
+        details="job: the job alone; ahead: the job and every job of Q before it in the policy's order, so that no "
+                "job of Q is overtaken by a promotion; head: the job and the first job of Q, one for one "
+                "(classification-ordered). Measured: head cuts LANL-CM5 FCFS's longest wait from 8.2-9.1x to "
+                "1.24-1.63x base's; ahead keeps 0.86-0.88 of class-clairvoyant's reduction on HPC2N and SDSC-SP2 "
+                "FCFS (docs/results.md)")
     promote_overdue: str = option(
-        "none", "which jobs of Q move ahead of every queue (oldest first, no head slack) once their total wait reaches "
-                "the longest wait of any job started so far on its first attempt: none; killed (the safeguard's "
-                "retries, from the original's submission: a killed job waits at most that plus EASY's bound as the "
-                "first waiting job); killed-one (the same, one at a time: the oldest due retry moves once the one "
-                "moved before it has started); killed-planned (the same, or as soon as the start EASY plans for it "
-                "now would make it wait longer); queue (every job of Q)", choice(lambda: OVERDUE_SCOPES),
-        metavar="SCOPE", group="trials")
+        "none",
+        "which jobs of Q go ahead of all once their wait reaches the longest first-attempt wait",
+        choice(lambda: OVERDUE_SCOPES),
+        metavar="SCOPE", group="trials",
+        details="oldest first, no head slack. killed: the safeguard's retries, from the original's submission (a "
+                "killed job waits at most that plus EASY's bound as the first waiting job); killed-one: the same, "
+                "one at a time (the oldest due retry moves once the one moved before it has started); "
+                "killed-planned: the same, or as soon as the start EASY plans for it now would make it wait longer; "
+                "queue: every job of Q")
     divider_estimates: str = option(
-        "none", "what the kill safeguard's bound plans: none; running (a watched job, once started, is planned to "
-                "end within the divider: the safeguard kills it then); all (waiting watched jobs are planned with "
-                "min(p̃, divider) too, so they backfill as short jobs)", choice(lambda: DIVIDER_ESTIMATES),
-        metavar="NAME", group="classes")
+        "none",
+        "which watched jobs the algorithm plans with their trial: none, running or all",
+        choice(lambda: DIVIDER_ESTIMATES),
+        metavar="NAME", group="classes",
+        details="running: a watched job, once started, is planned to end within its trial (the safeguard acts then); "
+                "all: waiting watched jobs are planned with min(p̃, trial) too, so they backfill as short jobs")
     order_by: str = option(
-        "planned", "--divider-estimates all: what the policy orders a waiting watched job by: planned (the estimate it "
-                   "is planned with, min(p̃, its trial): under SPF, every job asking more than its trial ties, broken "
-                   "by job id) or estimate (p̃, as class-clairvoyant orders)", choice(lambda: ORDER_BY),
-        metavar="NAME", group="classes")
+        "planned",
+        "--divider-estimates all: what the policy orders a waiting watched job by: planned or estimate",
+        choice(lambda: ORDER_BY),
+        metavar="NAME", group="classes",
+        details="planned: the estimate it is planned with, min(p̃, its trial) (under SPF every job asking more than "
+                "its trial ties, broken by job id); estimate: p̃, as class-clairvoyant orders")
     partial_oracle: str = option(
-        "none", "a measurement aid, not a method: the true class corrects the forest's false-large (no-false-large) "
-                "or false-small (no-false-small) answers, or answers during the first, model-less week "
-                "(no-blind-week)", choice(lambda: PARTIAL_ORACLES), metavar="NAME", group="classes")
+        "none",
+        "a measurement aid, not a method: the true class corrects some of the forest's answers",
+        choice(lambda: PARTIAL_ORACLES), metavar="NAME", group="classes",
+        details="no-false-large or no-false-small: that kind of error; no-blind-week: the answers of the first, "
+                "model-less week")
     features: str = option(
-        "live", "classifier history features: live (every job completed before the submission) or paper "
-                "(previous weeks only)", choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
+        "live",
+        "history features: live (every job completed so far) or paper (previous weeks')",
+        choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
     train_window: int | None = option(
-        None, "the rf classifier trains on the jobs completed during the last WEEKS weeks only (default: every "
-              "previous week, as the paper); the divider is unchanged", optional(positive_integer), metavar="WEEKS",
-        parse=integer_text, group="classes")
+        None, "the rf classifier trains on the jobs completed in the last WEEKS weeks only (default: all)",
+        optional(positive_integer), metavar="WEEKS",
+        parse=integer_text, group="classes",
+        details="the paper trains on every previous week; the divider is unchanged")
     model: str | None = option(
-        None, "start from a classifier saved with simulate --save-model FILE", optional(non_empty_text), metavar="FILE",
+        None, "start from a classifier saved with simulate --save-model", optional(non_empty_text), metavar="FILE",
         group="classes")
     estimator: str = option(
-        "forest", "the scikit-learn classifier the rf classifier trains: forest (our Random Forest), or a plug-in: "
-                  "FILE.py:NAME, MODULE:NAME (e.g. sklearn.ensemble:ExtraTreesClassifier) or an entry point's name",
-        registered("estimator"), metavar="NAME", group="plugins")
+        "forest",
+        "the classifier rf trains: forest (ours), or a plug-in",
+        registered("estimator"), metavar="NAME", group="plugins",
+        details="a plug-in is FILE.py:NAME, MODULE:NAME or an entry point's name")
     estimator_options: dict | None = option(
-        None, "the estimator's options as a JSON object: its Options, else its scikit-learn parameters "
-              "(--estimator X --help lists them)", optional(json_object), metavar="JSON", parse=json_text,
-        group="plugins")
+        None, "the estimator's options as a JSON object",
+        optional(json_object), metavar="JSON", parse=json_text,
+        group="plugins",
+        details="its Options, else its scikit-learn parameters")
     timezone: str | float | None = option(
-        None, "the trace's time zone (IANA name) for temporal features (simulate takes it from the SWF header)",
+        None, "the trace's time zone for temporal features (default: the SWF header's)",
         optional(timezone_value), metavar="TZ", group="classes")
     seed: int = option(0, "seeds every random choice, so that runs are reproducible", seed_value, metavar="N",
-                       parse=integer_text, group="run")
+                       parse=integer_text, group="run",
+        details="an IANA name")
     predictor: str = option(
         "requested", "runtime predictor for ordering and backfilling (requested: --estimates decides)",
         registered("predictor"),
         metavar="NAME", choices=lambda: registry.names("predictor"), group="predictors")
     correction: str = option(
-        "requested", "what a job that outlives its prediction is predicted next: requested (p̃), incremental "
-                     "(Tsafrir), doubling", registered("correction"), metavar="NAME", group="predictors")
+        "requested",
+        "what a job that outlives its prediction is predicted next",
+        registered("correction"), metavar="NAME", group="predictors",
+        details="requested (p̃), incremental (Tsafrir), doubling")
     predictor_options: dict | None = option(
-        None, 'the predictor\'s options as a JSON object, e.g. \'{"search": "bfs", "depth": 1}\' for sbh',
-        optional(json_object), metavar="JSON", parse=json_text, group="predictors")
+        None, "the predictor's options as a JSON object",
+        optional(json_object), metavar="JSON", parse=json_text, group="predictors",
+        details="e.g. '{\"search\": \"bfs\", \"depth\": 1}' for sbh")
 
     def __post_init__(self) -> None:
         self.validate()

@@ -21,14 +21,11 @@ from scheduler.values import is_number
 #: description. Each option's :attr:`Option.group` is one of these keys.
 OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "run": ("the run and its outputs", None),
-    "scheduling": ("scheduling", "the algorithm, the queue order, the runtime knowledge, starvation"),
-    "classes": ("the paper's classes and safeguard", "the online classifier's small/large classes (Q_small "
-                "ahead of Q) and the kill safeguard"),
-    "trials": ("trials", "beyond the paper (classification-ordered, and the presets that led to it): uncertain "
-               "jobs run early, on a trial the safeguard bounds"),
-    "predictors": ("runtime predictors", "a predicted runtime, corrected when a job outlives it, instead of the "
-                   "requested time"),
-    "plugins": ("plug-ins", "your own algorithm, queue order or estimator: their options (docs/plugins.md)"),
+    "scheduling": ("scheduling", None),
+    "classes": ("the paper's classes and safeguard", "Q_small ahead of Q, and the kill safeguard"),
+    "trials": ("trials", "ours: uncertain jobs run early, on a trial the safeguard bounds"),
+    "predictors": ("runtime predictors", "instead of the requested time"),
+    "plugins": ("plug-ins", "their options (docs/plugins.md)"),
 }
 
 
@@ -50,6 +47,8 @@ class Option:
     parse: Callable[[str], Any] = str
     choices: Callable[[], Iterable[str]] | None = None
     group: str = "scheduling"
+    #: What ``--help`` leaves out for brevity: the reference (docs/options.md) adds it to ``help``.
+    details: str = ""
 
 
 def option(default: Any, help: str, check: Callable[[Any], Any], **details: Any) -> Any:

@@ -252,11 +252,9 @@ def test_runs_of_a_trace_s_first_jobs_are_marked_beside_the_paper_s_figures(tmp_
     assert "| 50% (whole trace) |" in text
 
 
-def test_simulate_help_says_easy_bf_fast_backfills_jobs_that_end_before_the_priority_job_s_start(capsys):
-    with pytest.raises(SystemExit):
-        main(["simulate", "--help"])
-    text = " ".join(capsys.readouterr().out.split())
-    assert "easy_bf_fast (EASY whose priority job keeps its first expected start: a job backfills only if it ends " \
+def test_the_option_reference_says_easy_bf_fast_backfills_jobs_that_end_before_the_priority_job_s_start():
+    text = " ".join((REPO / "docs" / "options.md").read_text().split())
+    assert "easy_bf_fast, EASY whose priority job keeps its first expected start (a job backfills only if it ends " \
            "by then)" in text and "no backfilling beside it" not in text
 
 

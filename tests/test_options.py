@@ -319,3 +319,15 @@ def test_the_option_reference_is_rendered_from_the_declarations():
     assert reference == render(), "docs/options.md is out of date: python -m scheduler.cli.option_reference"
     for name, spec in options_of(SchedulerConfig).items():
         assert f"`{main_flag(name, spec)}" in reference, name
+
+
+def test_simulate_help_fits_on_150_lines_and_names_at_most_seven_variants(monkeypatch, capsys):
+    """Issue 47: a surface a newcomer can hold; the details are in docs/options.md."""
+    from scheduler.variants import RECOMMENDED, VARIANTS
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) <= 150
+    assert len(VARIANTS) <= 7 and RECOMMENDED in VARIANTS and f"{RECOMMENDED}: ours, recommended" in " ".join(out.split())

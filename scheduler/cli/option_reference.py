@@ -30,7 +30,8 @@ def render() -> str:
              "`simulate` takes these flags, and `serve` the scheduling ones (every row with a name); a `--config` "
              "file, `--variant_options`, Batsim's `--sched-cfg` and a sweep's `options` take the scheduling options "
              "by name (`probe_threshold` or `probe-threshold`). This page is generated from the parser that "
-             "`simulate --help` prints (`python -m scheduler.cli.option_reference > docs/options.md`).", ""]
+             "`simulate --help` prints, with the details `--help` leaves out "
+             "(`python -m scheduler.cli.option_reference > docs/options.md`).", ""]
     for group in parser._action_groups:
         actions = [action for action in group._group_actions if action.option_strings and action.dest != "help"]
         if not actions:
@@ -44,6 +45,8 @@ def render() -> str:
             flags = ", ".join(f"`{flag}{metavar}`" for flag in action.option_strings)
             name = f"`{action.dest}`" if action.dest in options else "–"
             text = formatter._expand_help(action) if action.help else ""
+            if action.dest in options and options[action.dest].details:
+                text += f". {options[action.dest].details}"
             lines.append(f"| {flags} | {name} | {_cell(text)} |")
         lines.append("")
     return "\n".join(lines)

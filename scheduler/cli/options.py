@@ -71,12 +71,10 @@ def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, An
     ``--variant`` takes a comma-separated list (``simulate``)."""
     groups = groups or option_groups(parser)
     run = groups["run"]
-    named = (f"{', '.join(VARIANTS)}; {RECOMMENDED} is ours, recommended (docs/variants.md); or a preset "
-             "FILE.json:NAME (experiments/presets/variants.json holds the steps that led to ours)")
+    named = f"{', '.join(VARIANTS)} ({RECOMMENDED}: ours, recommended), or a preset FILE.json:NAME"
     if several_variants:
         run.add_argument("--variant", metavar="NAME[,NAME...]",
-                         help="a variant (sets the classifier, safeguard and estimates), or several separated by "
-                              f"commas, or 'all', to compare them against the first: {named}")
+                         help=f"a variant, or several separated by commas (or 'all') to compare with the first: {named}")
     else:
         run.add_argument("--variant", metavar="NAME", type=variant_list, help=f"a variant: {named}")
     run.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",

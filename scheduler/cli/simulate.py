@@ -34,10 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "simulate",
         help="simulate a workload (SWF or Batsim JSON) with the embedded Batsim engine",
-        description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine. With several "
-                    "variants (--variant base,classification-idempotent), run each and print them side by side. The "
-                    "table fits the console: COLUMNS when set, else the terminal's width, else 100 columns; 80 at "
-                    "least (variants that do not fit go to further blocks of columns).",
+        description="Simulate a whole workload on the embedded Batsim 4.2.1-compatible engine; with several "
+                    "variants, compare them side by side (every option with its details: docs/options.md).",
         usage="%(prog)s WORKLOAD [options]",
     )
     parser.add_argument("workload", help="SWF trace (.swf, .swf.gz), Batsim JSON workload, or a trace's name or file "
@@ -56,8 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
     group.add_argument("--no-progress", action="store_true", help="no progress bar")
     group.add_argument("--acknowledge-dynamic-jobs", action="store_true",
-                     help="model a Batsim run with this flag (it echoes JOB_SUBMITTED for each job the safeguard "
-                          "resubmits; the extra messages change which events of one instant arrive together)")
+                     help="model a Batsim run with this flag (it echoes the safeguard's resubmissions)")
     parser.set_defaults(func=run)
 
 
