@@ -9,7 +9,7 @@ against the share of jobs killed).
 
 Runs go to OUT/<rule>/<trace>_<policy>_jobs.csv (base and class-clairvoyant under OUT/ref/), one ``simulate``
 process at a time (under ``nice``), and are reused when present. The traces are read from ../shared/workloads
-beside the checkout. The criteria (docs/results.md, "Know, don't kill"): the reduction of mean bsld against
+beside the checkout. The criteria (docs/notebook/2026-12-05-results.md, "Know, don't kill"): the reduction of mean bsld against
 EASY-FCFS base as a share of class-clairvoyant's under the same policy; the share of jobs killed at least once;
 the wasted work (killed attempts' processor-seconds over the useful ones); AWF against class-clairvoyant's;
 the actually-large jobs' (runtime >= the median) mean bsld against base under the same policy; the longest wait
@@ -45,7 +45,7 @@ TOLERANT = ["--variant", "classification-tolerant"]
 #: tolerant with blocking's trials (half a divider, 300 s at most); HALF10: and promotion after ten requests
 HALF = [*TOLERANT, "--probe-length", "0.5"]
 HALF10 = [*HALF, "--promote-after", "10"]
-#: Every rule tried, by name: its ``simulate`` options (docs/results.md lists what each means).
+#: Every rule tried, by name: its ``simulate`` options (docs/notebook/2026-12-05-results.md lists what each means).
 RULES: dict[str, list[str]] = {
     "idempotent": ["--variant", "classification-idempotent"],
     "bounded": BOUNDED,

@@ -142,7 +142,7 @@ class SchedulerConfig:
                 "job of Q is overtaken by a promotion; head: the job and the first job of Q, one for one "
                 "(classification-ordered). Measured: head cuts LANL-CM5 FCFS's longest wait from 8.2-9.1x to "
                 "1.24-1.63x base's; ahead keeps 0.86-0.88 of class-clairvoyant's reduction on HPC2N and SDSC-SP2 "
-                "FCFS (docs/results.md)")
+                "FCFS (docs/notebook/2026-12-05-results.md)")
     promote_overdue: str = option(
         "none",
         "which jobs of Q go ahead of all once their wait reaches the longest first-attempt wait",

@@ -1,4 +1,4 @@
-"""classification-probing (docs/results.md): jobs the forest cannot call large run early under the safeguard,
+"""classification-probing (docs/notebook/2026-12-05-results.md): jobs the forest cannot call large run early under the safeguard,
 planned with the divider. On the shipped sample it must beat the paper's classification-idempotent."""
 
 import pytest

@@ -205,7 +205,7 @@ def render_markdown(report: Report, tables: dict[str, pd.DataFrame], figures: di
         if paper_rows:
             out.append("The paper's values (Zrigui et al., Tables 5 and 6). Its Table 6 prints False Small as "
                        "FS/(FS+TS), which is 1 - precision and cannot give 4.03% beside Table 5's 79% precision: the "
-                       "two tables do not come from one confusion matrix (docs/results.md).\n")
+                       "two tables do not come from one confusion matrix (docs/notebook/2026-12-05-results.md).\n")
             out.append(markdown_table(["trace", "precision", "recall", "false-small"], paper_rows))
             out.append("")
         for path in figures.get("fig4", []):

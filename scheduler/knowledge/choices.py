@@ -7,7 +7,7 @@ CLASSIFIER_METHODS = ("none", "rf", "oracle")
 FEATURE_MODES = ("live", "paper")
 #: The small/large boundaries by name (a number of seconds is the other kind).
 DIVIDERS = ("median", "last-week-median")
-#: Measurement aids, not methods (docs/results.md, "The gap, decomposed"): the forest's answers with one kind
-#: of error removed by the true class (against the divider in force), or the first, model-less week's jobs
-#: given their true class against the median runtime of the jobs completed so far.
+#: Measurement aids, not methods (docs/notebook/2026-12-05-results.md, "The gap, decomposed"): the forest's answers
+#: with one kind of error removed by the true class (against the divider in force), or the first, model-less week's
+#: jobs given their true class against the median runtime of the jobs completed so far.
 PARTIAL_ORACLES = ("none", "no-false-large", "no-false-small", "no-blind-week")
