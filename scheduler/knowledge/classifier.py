@@ -44,10 +44,8 @@ Model and cost
     quality in that replay, are in ``benchmarks/README.md`` ("The forest's hyper-parameters").
 
 Reports and persistence
-    The predictions, weekly reports and feature importances are
-    :class:`~scheduler.knowledge.classifier_reports.ClassifierReports`; the quality rates
-    :mod:`scheduler.knowledge.confusion`. :meth:`JobClassifier.save` and :meth:`JobClassifier.load`
-    go through :mod:`scheduler.knowledge.classifier_file` (no pickle: only forests can be saved).
+    Reports: :mod:`~scheduler.knowledge.classifier_reports` (rates: :mod:`~scheduler.knowledge.confusion`); save
+    and load: :mod:`~scheduler.knowledge.classifier_file` (no pickle: only forests can be saved).
 """
 
 from __future__ import annotations
@@ -55,6 +53,7 @@ from __future__ import annotations
 import math
 import numbers
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -62,11 +61,13 @@ from scheduler.core.job import Job, JobClass
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
 from scheduler.knowledge.classifier_file import ClassifierError, load_classifier, save_classifier
-from scheduler.knowledge.classifier_reports import ClassifierReports
+from scheduler.knowledge import classifier_reports as reports
 from scheduler.knowledge.confusion import RATES, classification_metrics, quality
 from scheduler.knowledge.features import CATEGORIES, CategoryCodes, CompletionLog, FeatureEncoder
 from scheduler.knowledge.forest import PackedForest
 from scheduler.knowledge.job_table import JobTable
+if TYPE_CHECKING:
+    import pandas as pd  # annotations only
 from scheduler.knowledge.learner import (
     FOREST_DEFAULTS,
     Model,
@@ -101,7 +102,7 @@ def _truly_small(job: Job, divider: float) -> bool:
     return runtime is not None and runtime < divider
 
 
-class JobClassifier(ClassifierReports):
+class JobClassifier:
     """Online small/large job classifier (see the module docstring).
 
     Parameters
@@ -457,6 +458,30 @@ class JobClassifier(ClassifierReports):
         self._importances = ([(0, self._importances_current)]
                              if self._model is not None and self._importances_current is not None else [])
         return self
+
+    # --- reports (scheduler.knowledge.classifier_reports) ------------------------------
+
+    def predictions(self) -> pd.DataFrame:
+        """One row per job classified in this run (:func:`~scheduler.knowledge.classifier_reports.predictions`)."""
+        return reports.predictions(self._jobs, reports.current_rows(self._jobs, self._run))
+
+    def weekly_report(self) -> pd.DataFrame:
+        """One row per week in which the classifier was used or retrained."""
+        return reports.weekly_report(self._weeks, self.predictions())
+
+    def summary(self) -> dict[str, float]:
+        """The quality over every classified job whose class is known, and the uncertain jobs' count and share."""
+        return reports.summary(self.predictions())
+
+    def feature_importances(self) -> pd.DataFrame:
+        """The forest's importances for each week it was used (rows: week; columns: features)."""
+        return reports.feature_importances(self._importances, self.feature_names)
+
+    def feature_table(self) -> pd.DataFrame:
+        """The feature vector each classified job had at its classification (index: job id)."""
+        if self._log is None:
+            raise ClassifierError(f"classifier: method {self.method!r} computes no features")
+        return reports.feature_table(self._jobs, reports.current_rows(self._jobs, self._run), self.feature_names)
 
     # --- persistence ------------------------------------------------------------------
 
