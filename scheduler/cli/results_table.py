@@ -11,7 +11,7 @@ from pathlib import Path
 from scheduler.cli.formats import (NOT_APPLICABLE, change, count, duration, durations, missing, number, ratio,
                                    reduction, share)
 from scheduler.cli.layout import labelled, side_by_side, wrap
-from scheduler.config import CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS
+from scheduler.variants import CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS
 from scheduler.metrics import METRICS, Metric
 
 #: What the classifier's scores count, said below the tables.
