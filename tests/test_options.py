@@ -7,7 +7,7 @@ import re
 import pytest
 
 from scheduler.batsim.server import config_at_begin
-from scheduler.cli import build_parser, main
+from scheduler.cli import PROG, build_parser, main
 from scheduler.cli.options import config_from_args
 from scheduler.config import SchedulerConfig
 from scheduler.core.events import SimulationBegins
@@ -284,8 +284,8 @@ def test_a_saved_model_without_the_forest_is_refused(argv, classifier, tmp_path,
     assert main(["simulate", str(workload), "--model", str(tmp_path / "m.clf"), *argv]) == 2
     source = "--variant class-clairvoyant" if "--variant" in argv else "scheduling options"  # flags, and the variant
     assert capsys.readouterr().err == (f"error: simulate: {source}: --model: a saved classifier is the paper's "
-                                       f"Random Forest: it needs --classifier 'rf' (got {classifier!r}) (see python -m "
-                                       "scheduler simulate --help)\n")
+                                       f"Random Forest: it needs --classifier 'rf' (got {classifier!r}) "
+                                       f"(see {PROG} simulate --help)\n")
 
 
 def test_a_flag_that_turns_off_what_its_variant_is_is_refused(capsys):
