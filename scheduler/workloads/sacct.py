@@ -82,7 +82,10 @@ def read_records(path: Path, options: SacctOptions) -> tuple[pd.DataFrame, np.nd
         lines.pop()
     first = lines[0].rstrip("\r") if lines else ""
     if options.fields:
-        fields, start = options.fields, 0
+        unknown = [name for name in options.fields if canonical(name) is None]
+        if unknown:
+            raise WorkloadError(f"{path}: {unknown[0]!r} is not a sacct field (sacct --helpformat lists them)")
+        fields, start = tuple(canonical(name) for name in options.fields), 0
         if looks_like_header(first):
             if _header(first) != fields:
                 raise UsageError(f"{path}: line 1 is a header ({first}) that --sacct-fields contradicts; "
