@@ -393,7 +393,7 @@ def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
     return TraceSpec(name=name, path=str(_resolve(path, base)) if path else None, archive=archive,
                      nb_res=entry.nb_res, platform=str(_resolve(entry.platform, base)) if entry.platform else None,
                      max_jobs=entry.max_jobs, options=dict(entry.options),
-                     sacct=msgspec.to_builtins(entry.sacct) if entry.sacct else None)
+                     sacct=msgspec.json.decode(msgspec.json.encode(entry.sacct)) if entry.sacct else None)
 
 
 def _algorithm(name: str, source: str) -> str:

@@ -50,8 +50,8 @@ def convert_sacct(path: str | Path, *, options: SacctOptions | None = None, nb_r
         dropped[rule] = int((mask & keep).sum())
         keep &= ~mask
     if not keep.any():
-        raise WorkloadError(f"{path}: no job left ({', '.join(f'{r}: {n}' for r, n in dropped.items() if n)}"
-                            f"{'; ' if any(dropped.values()) else ''}{counts['records']} records)")
+        raise WorkloadError(f"{path}: no job left of {len(jobs):,} in {counts['records']:,} records (dropped: "
+                            f"{', '.join(f'{rule} {n:,}' for rule, n in dropped.items() if n)})")
     candidates = jobs[keep].reset_index(drop=True)
     trace = _swf_trace(path, candidates, options, offsets)
     size_from = "given"
@@ -99,6 +99,7 @@ def read_records(path: Path, options: SacctOptions) -> tuple[pd.DataFrame, np.nd
     twice = sorted({name for name in fields if fields.count(name) > 1})
     if twice:
         raise WorkloadError(f"{path}:1: field {twice[0]} is given twice")
+    chosen_columns(path, fields, options)  # a needed field missing is said before any line is read
     numbers = [n for n in range(start, len(lines)) if lines[n].strip()]
     if not numbers:
         raise WorkloadError(f"{path}: no records, only a header")
@@ -115,6 +116,17 @@ def read_records(path: Path, options: SacctOptions) -> tuple[pd.DataFrame, np.nd
     return records[list(fields)], np.asarray(numbers) + 1
 
 
+def chosen_columns(path: Path, fields: tuple[str, ...], options: SacctOptions) -> dict[str, str]:
+    """:func:`~scheduler.workloads.sacct_fields.columns_for`, a missing field said as the file's mistake
+    (its header) or the command line's (``--sacct-fields``)."""
+    try:
+        return columns_for(fields, options)
+    except ValueError as exc:
+        if options.fields:
+            raise UsageError(f"--sacct-fields: {exc}") from None
+        raise WorkloadError(f"{path}:1: {exc}") from None
+
+
 def _header(line: str) -> tuple[str, ...]:
     return tuple(canonical(name) for name in line.rstrip("|").split("|"))
 
@@ -123,12 +135,7 @@ def _jobs(path: Path, records: pd.DataFrame, lines: np.ndarray,
           options: SacctOptions) -> tuple[pd.DataFrame, dict[str, int], list[str], set[str]]:
     """The table of jobs (one row per job allocation; times in seconds since 1970), the record counts,
     what the report says of the reading and the UTC offsets the times give."""
-    try:
-        chosen = columns_for(tuple(records.columns), options)
-    except ValueError as exc:
-        if options.fields:
-            raise UsageError(f"--sacct-fields: {exc}") from None
-        raise WorkloadError(f"{path}:1: {exc}") from None
+    chosen = chosen_columns(path, tuple(records.columns), options)
     ids = records[chosen["jobid"]].str.strip()
     bad = ~ids.str.fullmatch(_JOB_ID).to_numpy()
     if bad.any():

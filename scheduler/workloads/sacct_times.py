@@ -44,11 +44,13 @@ def times(values: pd.Series) -> tuple[np.ndarray, set[str] | None]:
     offsets = None
     if parsed.isna().any():
         with_offset = pd.to_datetime(text, format="%Y-%m-%dT%H:%M:%S%z", errors="coerce", utc=True)
-        if with_offset.notna().any() and parsed.notna().any():  # some with an offset, some without
+        neither = (parsed.isna() & with_offset.isna()).to_numpy()
+        if not neither.any() and parsed.notna().any():  # some with an offset, some without
             row = int(np.flatnonzero(parsed.notna().to_numpy())[0])
             raise BadValue(int(text.index[row]), text.iloc[row], "a time with a UTC offset, as the file's others")
-        parsed = with_offset.dt.tz_localize(None)
-        offsets = set(text.str.slice(19).unique().tolist())
+        if with_offset.notna().any() and not parsed.notna().any():
+            parsed = with_offset.dt.tz_localize(None)
+            offsets = set(text.str.slice(19).unique().tolist())
     bad = parsed.isna().to_numpy()
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
