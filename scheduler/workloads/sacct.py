@@ -99,7 +99,7 @@ def read_records(path: Path, options: SacctOptions) -> tuple[pd.DataFrame, np.nd
     twice = sorted({name for name in fields if fields.count(name) > 1})
     if twice:
         raise WorkloadError(f"{path}:1: field {twice[0]} is given twice")
-    chosen_columns(path, fields, options)  # a needed field missing is said before any line is read
+    used = set(chosen_columns(path, fields, options).values())  # a missing field is said before any line is read
     numbers = [n for n in range(start, len(lines)) if lines[n].strip()]
     if not numbers:
         raise WorkloadError(f"{path}: no records, only a header")
@@ -112,8 +112,9 @@ def read_records(path: Path, options: SacctOptions) -> tuple[pd.DataFrame, np.nd
                                 f"({', '.join(fields)}); a '|' inside a field (such as JobName) cannot be read")
     names = list(fields) + ["_end"] * trailing
     records = pd.read_csv(io.StringIO("\n".join(body)), sep="|", header=None, names=names, dtype=str,
-                          na_filter=False, quoting=csv.QUOTE_NONE, engine="c")
-    return records[list(fields)], np.asarray(numbers) + 1
+                          usecols=[name for name in fields if name in used], na_filter=False,
+                          quoting=csv.QUOTE_NONE, engine="c")
+    return records, np.asarray(numbers) + 1
 
 
 def chosen_columns(path: Path, fields: tuple[str, ...], options: SacctOptions) -> dict[str, str]:
@@ -136,10 +137,11 @@ def _jobs(path: Path, records: pd.DataFrame, lines: np.ndarray,
     """The table of jobs (one row per job allocation; times in seconds since 1970), the record counts,
     what the report says of the reading and the UTC offsets the times give."""
     chosen = chosen_columns(path, tuple(records.columns), options)
-    ids = records[chosen["jobid"]].str.strip()
-    bad = ~ids.str.fullmatch(_JOB_ID).to_numpy()
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
+    ids = records[chosen["jobid"]]
+    named = np.flatnonzero(~np.strings.isdigit(ids.to_numpy(dtype=str)))  # array elements, steps...: checked
+    bad = named[~ids.iloc[named].str.fullmatch(_JOB_ID).to_numpy()]
+    if len(bad):
+        row = int(bad[0])
         raise WorkloadError(f"{path}:{lines[row]}: field {chosen['jobid']}: {ids.iloc[row]!r} is not a job id "
                             "(N, N_K, N_[A-B], N+K, with a .STEP)")
     keep, counts = fold_records(ids)
@@ -175,7 +177,9 @@ def _jobs(path: Path, records: pd.DataFrame, lines: np.ndarray,
                   for what in units)
     if units[1] in chosen and chosen.get(units[0]) == chosen[units[1]]:  # NNodes read once, as allocated
         req = np.full(len(records), np.nan)
-    states = records[chosen["state"]].str.split(" ", n=1).str[0].str.upper()
+    codes, written = pd.factorize(records[chosen["state"]])  # a few states: each read once
+    words = np.array([text.split(" ", 1)[0].upper() for text in written] + [""], dtype=object)
+    states = pd.Series(words[codes])
     unknown = ~states.isin(STATUS).to_numpy()
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])

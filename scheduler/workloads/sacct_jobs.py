@@ -37,21 +37,21 @@ JOB_ID = r"^\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?(?:\.[A-Za-z0-9_-]+)?$"
 def fold_records(ids: pd.Series) -> tuple[np.ndarray, dict[str, int]]:
     """Which records are jobs (a boolean mask over ``ids``: no step, the last of a job's attempts) and
     the counts of :data:`RECORD_LABELS`."""
-    step = ids.str.contains(".", regex=False).to_numpy()
+    text = ids.to_numpy(dtype=str)
+    step = np.strings.find(text, ".") >= 0
     earlier = ids.duplicated(keep="last").to_numpy() & ~step
     keep = ~step & ~earlier
-    kept = ids[keep]
+    element = (np.strings.find(text, "_") >= 0) & (np.strings.find(text, "[") < 0)
     counts = {"records": len(ids), "steps": int(step.sum()), "requeue_attempts": int(earlier.sum()),
-              "het_components": int(kept.str.contains("+", regex=False).sum()),
-              "array_elements": int((kept.str.contains("_", regex=False)
-                                     & ~kept.str.contains("[", regex=False)).sum())}
+              "het_components": int((keep & (np.strings.find(text, "+") >= 0)).sum()),
+              "array_elements": int((keep & element).sum())}
     return keep, counts
 
 
 def merge_components(jobs: pd.DataFrame) -> pd.DataFrame:
     """The table with each heterogeneous job's components (``id`` ``N+K``) as one row ``N`` (in the place
     of its first component)."""
-    het = jobs["id"].str.contains("+", regex=False).to_numpy()
+    het = np.strings.find(jobs["id"].to_numpy(dtype=str), "+") >= 0
     if not het.any():
         return jobs
     parts = jobs[het]
@@ -77,7 +77,7 @@ def drop_masks(jobs: pd.DataFrame, partitions: tuple[str, ...] | None) -> dict[s
     cancelled = (state == "CANCELLED").to_numpy()
     empty = (jobs["runtime"].fillna(0) <= 0).to_numpy() & (jobs["alloc"] <= 0).to_numpy()
     masks = {
-        "array-pending": jobs["id"].str.contains("[", regex=False).to_numpy(),
+        "array-pending": np.strings.find(jobs["id"].to_numpy(dtype=str), "[") >= 0,
         "not-finished": state.map(STATUS).isna().to_numpy(),
         "cancelled-before-start": cancelled & (~started | empty),
         "never-started": ~started,
