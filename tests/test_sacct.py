@@ -5,6 +5,7 @@ through sacct output; the errors, through the CLI."""
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pandas as pd
@@ -15,12 +16,12 @@ from scheduler.errors import WorkloadError
 from scheduler.platforms import read_platform
 from scheduler.workloads import load_workload, workload_format
 from scheduler.workloads.sacct import convert_sacct
-from scheduler.workloads.sacct_fields import SacctOptions, parse_field_list
+from scheduler.workloads.sacct_fields import SacctOptions, columns_for, parse_field_list
 from scheduler.workloads.sacct_jobs import STATUS, peak_usage
 from scheduler.workloads.sacct_write import write_sacct
 from scheduler.workloads.swf import read_swf, write_swf
 
-from tests.helpers import DATA, SHARED
+from tests.helpers import DATA, REPO, SHARED
 
 SACCT = DATA / "sacct"
 COLUMNS = ["id", "subtime", "res", "walltime", "runtime"]
@@ -142,6 +143,16 @@ def test_every_state_named_in_the_docs_has_a_final_state():
                   "RUNNING", "PENDING", "REQUEUED", "DEADLINE", "BOOT_FAIL", "SUSPENDED"):
         assert state in STATUS
     assert STATUS["COMPLETED"] == 1 and STATUS["CANCELLED"] == 5 and STATUS["RUNNING"] is None
+
+
+def test_the_documented_sacct_command_gives_what_every_option_needs_and_every_state_is_documented():
+    fields = parse_field_list(re.search(r"--format (\S+) \\", (REPO / "docs" / "usage.md").read_text()).group(1))
+    for options in (SacctOptions(), SacctOptions(submit="eligible", unit="nodes", partitions=("batch",))):
+        chosen = columns_for(fields, options)
+        assert {chosen["elapsed"], chosen["limit"], chosen["user"]} == {"ElapsedRaw", "Timelimit", "User"}
+    slurm = (REPO / "docs" / "slurm.md").read_text()
+    for state in STATUS:
+        assert f"`{state}`" in slurm, state
 
 
 def test_peak_usage_frees_before_it_takes_at_one_instant():
