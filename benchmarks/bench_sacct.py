@@ -87,10 +87,11 @@ def main() -> int:
             reads[name] = min(times)
 
     rows = [[name, seconds(walls[name].best), seconds(walls[name].median), seconds(cpus[name]),
-             seconds(reads[name]), f"{reads[name] / walls[name].best:.1%}", ratio(walls[name].best, walls["swf"].best)]
+             seconds(reads[name]), f"{reads[name] / walls[name].best:.1%}", ratio(walls[name].best, walls["swf"].best),
+             ratio(cpus[name], cpus["swf"])]
             for name in ("swf", "sacct")]
     print(markdown_table(["input", "best wall", "median wall", "best CPU", "reading (in process)",
-                          "reading's share", "vs SWF"], rows))
+                          "reading's share", "wall vs SWF", "CPU vs SWF"], rows))
     verdict = walls["sacct"].best / walls["swf"].best
     print(f"\nsimulate --variant {VARIANTS}, every _jobs.csv the same from both; calibration loop "
           f"{seconds(calibration.best)} (best)")

@@ -188,7 +188,8 @@ def _jobs(path: Path, records: pd.DataFrame, lines: np.ndarray,
     empty = pd.Series([""] * len(records), dtype=object)
     jobs = pd.DataFrame({
         "id": ids[keep].to_numpy(), "submit": submit, "start": start, "runtime": runtime, "limit": limit,
-        "alloc": np.nan_to_num(alloc, nan=-1.0), "req": np.nan_to_num(req, nan=-1.0), "state": states.to_numpy(),
+        "alloc": np.where(alloc > 0, alloc, -1.0), "req": np.where(req > 0, req, -1.0),  # 0 (or none): unknown
+        "state": states.to_numpy(),
         **{what: (records[chosen[what]] if what in chosen else empty).to_numpy()
            for what in ("user", "group", "partition")},
     })
