@@ -96,8 +96,6 @@ def workload_format(path: str | Path, sacct: SacctOptions | None = None) -> str:
         return "json"
     from scheduler.workloads.sacct_fields import first_line, looks_like_header
 
-    if not path.is_file():
-        raise WorkloadError(f"{path}: no such file")
     if name.endswith(SACCT_SUFFIXES) or (sacct is not None and sacct.fields) or looks_like_header(first_line(path)):
         return "sacct"
     raise WorkloadError(f"{path}: unknown workload format (expected .swf[.gz], .json[.gz], or sacct --parsable2 "
