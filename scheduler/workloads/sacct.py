@@ -25,12 +25,12 @@ from scheduler.workloads.cleaning import CleaningRules, clean
 from scheduler.workloads.cleaning_report import CleaningReport
 from scheduler.workloads.model import Workload
 from scheduler.workloads.sacct_fields import SacctOptions, canonical, columns_for, looks_like_header
-from scheduler.workloads.sacct_jobs import STATUS, drop_masks, fold_records, merge_components, numbered, peak_usage
+from scheduler.workloads.sacct_jobs import (JOB_ID, STATUS, drop_masks, fold_records, merge_components, numbered,
+                                             peak_usage)
 from scheduler.workloads.swf import COLUMNS, SwfTrace, _reading
 
 __all__ = ["SacctOptions", "convert_sacct", "read_records"]
 
-_JOB_ID = r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?(?:\.[A-Za-z0-9_-]+)?"
 _UNITS = {"cpus": "processors", "nodes": "nodes"}
 
 
@@ -139,7 +139,7 @@ def _jobs(path: Path, records: pd.DataFrame, lines: np.ndarray,
     chosen = chosen_columns(path, tuple(records.columns), options)
     ids = records[chosen["jobid"]]
     named = np.flatnonzero(~np.strings.isdigit(ids.to_numpy(dtype=str)))  # array elements, steps...: checked
-    bad = named[~ids.iloc[named].str.fullmatch(_JOB_ID).to_numpy()]
+    bad = named[~ids.iloc[named].str.fullmatch(JOB_ID).to_numpy()]
     if len(bad):
         row = int(bad[0])
         raise WorkloadError(f"{path}:{lines[row]}: field {chosen['jobid']}: {ids.iloc[row]!r} is not a job id "

@@ -55,8 +55,9 @@ OPTIONAL = {
     "group": ("Group", "GID"),
     "partition": ("Partition",),
 }
-#: The command this project documents; its fields are what a run needs.
-SACCT_FORMAT = "JobID,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,AllocCPUS,ReqCPUS,NNodes,User,Group,Partition,State"
+#: The fields of the ``sacct --format`` docs/usage.md gives: what every option of the reading needs.
+SACCT_FORMAT = ("JobID,Submit,Eligible,Start,End,ElapsedRaw,Timelimit,AllocCPUS,ReqCPUS,NNodes,User,Group,Partition,"
+                "State")
 
 
 class SacctOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

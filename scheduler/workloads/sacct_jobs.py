@@ -18,8 +18,8 @@ import pandas as pd
 
 from scheduler.workloads.cleaning_report import RECORD_LABELS, SACCT_DROPS
 
-__all__ = ["RECORD_LABELS", "SACCT_DROPS", "STATUS", "drop_masks", "fold_records", "merge_components", "numbered",
-           "peak_usage"]
+__all__ = ["JOB_ID", "RECORD_LABELS", "SACCT_DROPS", "STATUS", "drop_masks", "fold_records", "merge_components",
+           "numbered", "peak_usage"]
 
 #: Slurm's job states and the SWF status each becomes: 1 completed, 0 failed (ended by the system or its
 #: own error), 5 cancelled; None: not finished (the job is dropped).
@@ -31,7 +31,9 @@ STATUS = {
     "COMPLETING": None, "CONFIGURING": None, "STAGE_OUT": None, "POWER_UP_NODE": None, "RESV_DEL_HOLD": None,
     "UPDATE_DB": None,
 }
-JOB_ID = r"^\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?(?:\.[A-Za-z0-9_-]+)?$"
+#: A job id as sacct writes it: ``N``, an array's ``N_K`` or pending ``N_[A-B]``, a component ``N+K``, and a
+#: step's ``.STEP`` after any of them.
+JOB_ID = r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?(?:\.[A-Za-z0-9_-]+)?"
 
 
 def fold_records(ids: pd.Series) -> tuple[np.ndarray, dict[str, int]]:
