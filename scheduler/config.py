@@ -197,10 +197,9 @@ class SchedulerConfig:
         details="its Options, else its scikit-learn parameters")
     timezone: str | float | None = option(
         None, "the trace's time zone for temporal features (default: the SWF header's)",
-        optional(timezone_value), metavar="TZ", group="classes")
-    seed: int = option(0, "seeds every random choice, so that runs are reproducible", seed_value, metavar="N",
-                       parse=integer_text, group="run",
-        details="an IANA name")
+        optional(timezone_value), metavar="TZ", group="classes", details="an IANA name")
+    seed: int = option(0, "seeds every random choice (runs are reproducible)", seed_value, metavar="N",
+                       parse=integer_text, group="run")
     predictor: str = option(
         "requested", "runtime predictor for ordering and backfilling (requested: --estimates decides)",
         registered("predictor"),

@@ -30,6 +30,12 @@ class UsageError(ConfigError):
     it, as on argparse's own errors; every other error exits 1 (README, "Exit codes")."""
 
 
+class InputFormatError(UsageError, WorkloadError):
+    """A workload not in the format the command line says it is: sacct output whose header, fields or times are
+    not sacct's. One line naming the file, the line and the field; exit 2, as a command-line mistake, since the mend
+    is to say how to read it (``--format``, ``--sacct-fields``, ``SLURM_TIME_FORMAT``)."""
+
+
 class PluginError(ConfigError):
     """A plug-in's file or module, named by an option, cannot be found or loaded: an input problem (exit 1)
     even when the option came from the command line."""

@@ -22,10 +22,10 @@ from scheduler.values import is_number
 OPTION_GROUPS: dict[str, tuple[str, str | None]] = {
     "run": ("the run and its outputs", None),
     "scheduling": ("scheduling", None),
-    "classes": ("the paper's classes and safeguard", "Q_small ahead of Q, and the kill safeguard"),
-    "trials": ("trials", "ours: uncertain jobs run early, on a trial the safeguard bounds"),
-    "predictors": ("runtime predictors", "instead of the requested time"),
-    "plugins": ("plug-ins", "their options (docs/plugins.md)"),
+    "classes": ("the paper's classes (Q_small ahead of Q) and safeguard", None),
+    "trials": ("trials (ours: uncertain jobs run early, on a trial)", None),
+    "predictors": ("runtime predictors (instead of the requested time)", None),
+    "plugins": ("plug-ins (docs/plugins.md)", None),
 }
 
 

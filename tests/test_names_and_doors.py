@@ -164,7 +164,7 @@ def test_an_unknown_trace_name_stops_the_sweep_before_its_first_run(tmp_path, ca
     assert exit_code(["sweep", str(config), "-o", str(tmp_path / "results"), "--workers", "0"]) == 1
     assert capsys.readouterr().err == (
         f"error: {config}: traces[1]: 'KTH-SP3' is neither a trace name nor a workload file (.swf[.gz], "
-        ".json[.gz]); known traces: CTC-SP2, HPC2N, KTH-SP2, SDSC-BLUE, SDSC-SP2, KIT-FH2, MetaCentrum2-zegox\n")
+        ".json[.gz], sacct output); known traces: CTC-SP2, HPC2N, KTH-SP2, SDSC-BLUE, SDSC-SP2, KIT-FH2, MetaCentrum2-zegox\n")
     assert not (tmp_path / "results").exists()
 
 

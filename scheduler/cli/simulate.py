@@ -14,6 +14,7 @@ from typing import Callable
 from scheduler.cli import workload_argument
 from scheduler.cli.layout import console_width
 from scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
+from scheduler.cli.sacct_options import add_sacct_options, sacct_options
 from scheduler.cli.results_table import format_comparison, format_table, written_lines
 from scheduler.compose import input_files, warm_up
 from scheduler.config import SchedulerConfig
@@ -38,11 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "variants, compare them side by side (every option with its details: docs/options.md).",
         usage="%(prog)s WORKLOAD [options]",
     )
-    parser.add_argument("workload", help="SWF trace (.swf, .swf.gz), Batsim JSON workload, or a trace's name or file "
-                                         "name in the trace cache (see fetch-trace)")
+    parser.add_argument("workload", help="SWF trace, Batsim JSON workload, sacct --parsable2 output (docs/slurm.md), "
+                                         "or a cached trace's name (fetch-trace)")
     group = add_scheduling_options(parser, several_variants=True)["run"]
     size = group.add_mutually_exclusive_group()
-    size.add_argument("--platform", metavar="XML", help="SimGrid platform: its compute hosts set the machine size")
+    size.add_argument("--platform", metavar="XML", help="SimGrid platform: its hosts set the machine size")
     size.add_argument("--nb-res", type=machines_flag, metavar="N",
                       help="machine size (default: the workload's nb_res)")
     group.add_argument("--tau", type=seconds_flag, default=DEFAULT_TAU, metavar="S",
@@ -55,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--no-progress", action="store_true", help="no progress bar")
     group.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                      help="model a Batsim run with this flag (it echoes the safeguard's resubmissions)")
+    add_sacct_options(group)
     parser.set_defaults(func=run)
 
 
@@ -72,7 +74,9 @@ def _run(args: argparse.Namespace) -> int:
                for name in variants or [None]}
     prefixes = {name: run_prefix(args.output_prefix, name, len(configs)) for name in configs}
     check_locations(args, configs, prefixes)
-    workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines)
+    kind, sacct = sacct_options(args, args.workload)
+    workload = load_workload(args.workload, skip_bad_lines=args.skip_bad_lines, format=kind, sacct=sacct,
+                             nb_res=args.nb_res if sacct else None)
     if workload.cleaning:
         print(workload.cleaning.format(), flush=True)
     nb_machines = args.nb_res or workload.nb_res

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scheduler import __version__
 from scheduler.cli import workload_argument
+from scheduler.cli.sacct_options import add_sacct_options, sacct_options
 from scheduler.cli.options import (
     count_flag,
     flag_type,
@@ -30,11 +31,12 @@ from scheduler.workloads.synthetic import MAX_JOBS, MAX_LOAD, generate
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     convert = subparsers.add_parser(
-        "convert", help="convert an SWF trace into a Batsim JSON workload",
-        description="Read, clean and convert an SWF trace (.swf or .swf.gz) into a Batsim "
-                    "JSON workload, and print what the cleaning rules did.")
-    convert.add_argument("trace", help="SWF trace (.swf, .swf.gz), or a trace's name or file name in the "
-                                        "trace cache (see fetch-trace)")
+        "convert", help="convert an SWF trace or Slurm accounting into a Batsim JSON workload",
+        description="Read, clean and convert an SWF trace (.swf or .swf.gz) or a cluster's Slurm accounting "
+                    "(sacct --parsable2 output, docs/slurm.md) into a Batsim JSON workload, and print what the "
+                    "cleaning rules did.")
+    convert.add_argument("trace", help="SWF trace (.swf, .swf.gz), sacct --parsable2 output, or a trace's name or "
+                                        "file name in the trace cache (see fetch-trace)")
     convert.add_argument("-o", "--output", required=True, metavar="JSON",
                          help="Batsim workload to write (.json, or .json.gz to compress)")
     convert.add_argument("--platform-out", metavar="XML", help="also write a matching SimGrid platform")
@@ -49,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "(default) or drop them")
     convert.add_argument("--walltime-pad", type=pad_flag, default=0.0, metavar="S",
                          help="seconds added to a walltime raised to the runtime (default 0)")
+    add_sacct_options(convert)
     convert.set_defaults(func=run_convert)
 
     platform = subparsers.add_parser(
@@ -94,18 +97,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_convert(args: argparse.Namespace) -> int:
     args.trace = workload_argument(args.trace)
-    if not args.trace.lower().endswith((".swf", ".swf.gz")):
-        raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz)")
+    kind, sacct = sacct_options(args, args.trace)
+    if kind == "json":
+        raise WorkloadError(f"{args.trace}: expected an SWF trace (.swf or .swf.gz) or sacct --parsable2 output")
     check_output(args.output, "--output")
     if args.platform_out:
         check_output(args.platform_out, "--platform-out")
     check_distinct([("--output", args.output), ("--platform-out", args.platform_out)], [("the trace", args.trace)])
     rules = CleaningRules(missing_walltime=args.missing_walltime, over_request=args.over_request,
                           walltime_pad=args.walltime_pad)
-    workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
-                                   skip_bad_lines=args.skip_bad_lines)
+    if sacct is not None:
+        from scheduler.workloads.sacct import convert_sacct
+
+        workload, report = convert_sacct(args.trace, options=sacct, nb_res=args.nb_res, cleaning=rules)
+    else:
+        workload, report = convert_swf(args.trace, nb_res=args.nb_res, cleaning=rules,
+                                       skip_bad_lines=args.skip_bad_lines)
     description = (f"Converted from {Path(args.trace).name} by batsim-classifier-scheduler "
-                   f"{__version__} ({rules})")
+                   f"{__version__} ({rules}{f', {sacct}' if sacct else ''})")
     print(report.format())
     print(f"wrote {write_batsim_json(workload, args.output, description=description)}")
     if args.platform_out:

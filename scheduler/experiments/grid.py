@@ -17,7 +17,8 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
 ``traces``
     Each entry is a string or an object. A string is a trace name of the archive catalogue
     (``python -m scheduler fetch-trace --list``) or its file name, or a workload file path (``.swf[.gz]``,
-    ``.json[.gz]``); any other string is refused, with the catalogue's names. An object has:
+    ``.json[.gz]``, ``.sacct[.gz]`` or any file of sacct output with its header); any other string is
+    refused, with the catalogue's names. An object has:
 
     - ``name``: the label of the trace in results and reports (default: the archive name or
       the file name without its suffixes);
@@ -28,7 +29,9 @@ A sweep config is a JSON object (YAML too when PyYAML is installed)::
     - ``nb_res`` or ``platform`` (a SimGrid XML file): the machine size (default: the paper's
       size for a catalogue trace, else the workload's);
     - ``max_jobs``: keep only the first N jobs (for quick runs);
-    - ``options``: scheduling options for this trace only (e.g. ``{"timezone": "Europe/Stockholm"}``).
+    - ``options``: scheduling options for this trace only (e.g. ``{"timezone": "Europe/Stockholm"}``);
+    - ``sacct``: how a file of Slurm accounting is read (:class:`~scheduler.workloads.sacct_fields.SacctOptions`:
+      ``fields``, ``submit``, ``unit``, ``partitions``, ``keep_names``; docs/slurm.md).
 
     An archive trace is first looked for, under its catalogue file name, in ``trace_dirs`` (and
     the ``--trace-dir`` folders of the command line), then in the trace cache, and downloaded
@@ -78,6 +81,7 @@ from scheduler.experiments.labels import policy_label
 from scheduler.option import positive_seconds
 from scheduler.registry import canonical
 from scheduler.values import DEFAULT_TAU, MAX_MACHINES
+from scheduler.workloads.sacct_fields import SacctOptions
 
 #: Bumped when the way a run is executed changes so much that finished runs must be redone.
 RUN_FORMAT = 1
@@ -96,10 +100,12 @@ class TraceSpec:
     platform: str | None = None
     max_jobs: int | None = None
     options: dict = field(default_factory=dict)
+    sacct: dict | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "archive": self.archive, "nb_res": self.nb_res,
-                "platform": self.platform, "max_jobs": self.max_jobs, "options": self.options}
+        described = {"name": self.name, "path": self.path, "archive": self.archive, "nb_res": self.nb_res,
+                     "platform": self.platform, "max_jobs": self.max_jobs, "options": self.options}
+        return {**described, "sacct": self.sacct} if self.sacct else described
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,7 @@ def trace_label(path: str) -> str:
     if known:
         return known[0]
     name = Path(path).name
-    for suffix in (".gz", ".swf", ".json"):
+    for suffix in (".gz", ".swf", ".json", ".sacct"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name
@@ -263,6 +269,7 @@ class _TraceEntry(msgspec.Struct, forbid_unknown_fields=True):
     platform: str | None = None
     max_jobs: Annotated[int, msgspec.Meta(gt=0)] | None = None
     options: dict[str, Any] = {}
+    sacct: SacctOptions | None = None
 
 
 class _SweepFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -360,14 +367,16 @@ def _resolve(path: str, base: Path) -> Path:
 
 
 def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
-    from scheduler.workloads import JSON_SUFFIXES, SWF_SUFFIXES
+    from scheduler.workloads import JSON_SUFFIXES, SACCT_SUFFIXES, SWF_SUFFIXES
     from scheduler.workloads.archive import TRACES, lookup_trace
+    from scheduler.workloads.sacct_fields import first_line, looks_like_header
 
     if isinstance(entry, str):
         known = lookup_trace(entry) if not _resolve(entry, base).exists() else None
-        if known is None and not entry.lower().endswith(SWF_SUFFIXES + JSON_SUFFIXES):
+        if (known is None and not entry.lower().endswith(SWF_SUFFIXES + JSON_SUFFIXES + SACCT_SUFFIXES)
+                and not looks_like_header(first_line(_resolve(entry, base)))):
             raise ConfigError(f"{where}: {entry!r} is neither a trace name nor a workload file (.swf[.gz], "
-                              f".json[.gz]); known traces: {', '.join(TRACES)}")
+                              f".json[.gz], sacct output); known traces: {', '.join(TRACES)}")
         entry = _TraceEntry(archive=known.name) if known else _TraceEntry(path=entry)
     path, archive = entry.path, entry.archive
     if not path and not archive:
@@ -384,7 +393,8 @@ def _trace(entry: str | _TraceEntry, where: str, base: Path) -> TraceSpec:
     name = entry.name or archive or trace_label(path)
     return TraceSpec(name=name, path=str(_resolve(path, base)) if path else None, archive=archive,
                      nb_res=entry.nb_res, platform=str(_resolve(entry.platform, base)) if entry.platform else None,
-                     max_jobs=entry.max_jobs, options=dict(entry.options))
+                     max_jobs=entry.max_jobs, options=dict(entry.options),
+                     sacct=msgspec.json.decode(msgspec.json.encode(entry.sacct)) if entry.sacct else None)
 
 
 def _algorithm(name: str, source: str) -> str:

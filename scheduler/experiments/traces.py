@@ -47,8 +47,9 @@ def trace_key(trace: TraceSpec, path: Path) -> dict:
         from scheduler.platforms import read_platform
 
         platform_size = read_platform(trace.platform).nb_compute_hosts
-    return {"name": trace.name, "file": path.name, "sha256": file_sha256(path), "nb_res": trace.nb_res,
-            "platform_hosts": platform_size, "max_jobs": trace.max_jobs}
+    key = {"name": trace.name, "file": path.name, "sha256": file_sha256(path), "nb_res": trace.nb_res,
+           "platform_hosts": platform_size, "max_jobs": trace.max_jobs}
+    return {**key, "sacct": trace.sacct} if trace.sacct else key  # a key without it is as before
 
 
 def cache_file(cache_dir: Path, key: dict) -> Path:
@@ -64,7 +65,14 @@ def prepare_trace(path: str, key: dict, target: str) -> dict:
     started = time.perf_counter()
     from scheduler.workloads import load_workload
 
-    workload = load_workload(path, nb_res=key.get("nb_res"))
+    sacct = None
+    if key.get("sacct"):
+        import msgspec
+
+        from scheduler.workloads.sacct_fields import SacctOptions
+
+        sacct = msgspec.convert(key["sacct"], SacctOptions)
+    workload = load_workload(path, nb_res=key.get("nb_res"), sacct=sacct)
     if key.get("max_jobs"):
         workload.jobs = workload.jobs.iloc[: key["max_jobs"]].reset_index(drop=True)
     nb_machines = key.get("platform_hosts") or workload.nb_res

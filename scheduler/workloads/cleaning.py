@@ -121,7 +121,7 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
 
     kept = df[keep]
     jobs = pd.DataFrame({
-        "id": kept["job"].astype(np.int64).astype(str).to_numpy(),
+        "id": _job_ids(kept["job"]),
         "subtime": submit - submit.min(),
         "res": res,
         "walltime": walltime,
@@ -190,6 +190,13 @@ def _declared_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tupl
     if largest <= 0:
         raise WorkloadError(f"{trace.path}: cannot tell the machine size (no MaxProcs header, no job size)")
     return largest, "largest job (no MaxProcs header)"
+
+
+def _job_ids(numbers: pd.Series) -> np.ndarray:
+    """Job ids as text: SWF job numbers as integers, names (Slurm's ``123_4``) as they are."""
+    if pd.api.types.is_numeric_dtype(numbers):
+        numbers = numbers.astype(np.int64)
+    return numbers.astype(str).to_numpy()
 
 
 def _as_int_if_integral(values: np.ndarray) -> np.ndarray:

@@ -14,6 +14,21 @@ DROP_RULES = {
     "submit<0": "submit time unknown",
     "runtime>reqtime": "ran past its requested time",
 }
+#: Slurm accounting (sacct) input: its drop rules, applied before the rules above, in this order.
+SACCT_DROPS = {
+    "array-pending": "array elements still pending (JOBID_[A-B])",
+    "not-finished": "running, pending, suspended or requeued: not finished",
+    "cancelled-before-start": "cancelled before they started",
+    "never-started": "ended without starting (no Start)",
+    "other-partition": "in a partition not given to --partition",
+}
+#: Slurm accounting input: the records that are not jobs, or are folded into one, as the report names them.
+RECORD_LABELS = {
+    "steps": "job steps: not jobs",
+    "requeue_attempts": "earlier attempts of requeued jobs: the last attempt kept",
+    "het_components": "components of heterogeneous jobs: one job each",
+    "array_elements": "array elements: a job each",
+}
 
 
 @dataclass
@@ -32,6 +47,9 @@ class CleaningReport:
     fixed: dict[str, int] = field(default_factory=dict)
     notes: dict[str, int] = field(default_factory=dict)
     missing_walltime: float | None = None
+    records: dict[str, int] = field(default_factory=dict)
+    unit: str = "processors"
+    reading: list[str] = field(default_factory=list)
 
     @property
     def dropped_jobs(self) -> int:
@@ -43,15 +61,21 @@ class CleaningReport:
     def format(self) -> str:
         """What the cleaning did, rule by rule with its count, as the CLI prints it."""
         lines = [f"{Path(self.source).name}: {self.swf_jobs:,} jobs read, {self.kept_jobs:,} kept, "
-                 f"{self.dropped_jobs:,} dropped",
-                 f"  machine: {self.nb_res:,} processors ({self.nb_res_from})"]
+                 f"{self.dropped_jobs:,} dropped"]
+        if self.records:
+            lines.append(f"  records {self.records['records']:>7,}  sacct records read")
+            lines += [f"  records {count:>7,}  {RECORD_LABELS[name]}" for name, count in self.records.items()
+                      if count and name in RECORD_LABELS]
+        lines += [f"  read:   {note}" for note in self.reading]
+        lines.append(f"  machine: {self.nb_res:,} {self.unit} ({self.nb_res_from})")
         if self.skipped_lines:
             lines.append(f"  malformed lines skipped: {self.skipped_lines:,}")
         for rule, count in self.dropped.items():
             if count:
-                lines.append(f"  dropped {count:>7,}  {rule:<16} {DROP_RULES[rule]}")
+                label = DROP_RULES.get(rule) or SACCT_DROPS[rule]
+                lines.append(f"  dropped {count:>7,}  {rule:<{22 if self.records else 16}} {label}")
         labels = {
-            "res_from_requested": "processors taken from the request (allocation unknown)",
+            "res_from_requested": f"{self.unit} taken from the request (allocation unknown)",
             "walltime_missing": "no requested time: walltime = "
                                 + ("none (-1)" if self.missing_walltime is None
                                    else f"{self.missing_walltime:g} s"),
