@@ -38,9 +38,9 @@ TRACES = {
     "sdsc": "SDSC-SP2-1998-4.2-cln.swf.gz",
     "hpc2n": "HPC2N-2002-2.2-cln.swf.gz",
 }
-#: The README quick start's variants.
-VARIANTS = ["base", "classification-idempotent", "class-clairvoyant", "classification-probing",
-            "classification-bounded"]
+#: The README quick start's variants, and a preset (``--variant FILE.json:NAME``).
+VARIANTS = ["base", "classification-idempotent", "class-clairvoyant", "classification-ordered",
+            "experiments/presets/variants.json:classification-tolerant"]
 
 
 def scheduler(*arguments: object, **popen: object) -> subprocess.Popen:
@@ -81,7 +81,7 @@ def compare(peer: Path, simulated: Path) -> tuple[bool, int, int, float, str]:
 
 def one_pair(label: str, workload: Path, platform: Path, variant: str, policy: str, flags: list[str],
              folder: Path) -> list:
-    stem = folder / f"{workload.stem}_{variant}_{policy}"
+    stem = folder / f"{workload.stem}_{variant.rpartition(':')[2]}_{policy}"
     started = time.perf_counter()
     simulate = scheduler("simulate", workload, "--platform", platform, "--variant", variant, "--policy", policy,
                          "-e", f"{stem}_sim", "--no-progress",

@@ -45,26 +45,25 @@ class SchedulerConfig:
 
     algorithm: str = option(
         "easy",
-        "scheduling algorithm: easy, easy_bf_fast, conservative_bf, fcfs, filler, or a plug-in (FILE.py:CLASS, "
-        "MODULE:CLASS, an entry point)",
+        "easy, easy_bf_fast, conservative_bf, fcfs, filler, or a plug-in",
         registered("algorithm"), flags=("--algorithm", "-v"), metavar="NAME",
         details="easy is EASY backfilling (batsched's easy_bf); easy_bf_fast, EASY whose priority job keeps its "
                 "first expected start (a job backfills only if it ends by then); conservative_bf, a reservation for "
                 "every waiting job; fcfs, strict queue order without backfilling (batsched's fcfs and fcfs_fast); "
                 "filler, every job that fits now starts, in queue order. Plug-ins: docs/plugins.md")
     algorithm_options: dict | None = option(
-        None, "the algorithm plug-in's options as a JSON object",
+        None, "the algorithm plug-in's options (JSON)",
         optional(json_object), metavar="JSON", parse=json_text, group="plugins",
         details="--algorithm X --help lists them")
     policy: str = option(
         "fcfs", "queue order (or a plug-in: FILE.py:NAME, MODULE:NAME or an entry point's name)", registered("policy"),
         flags=("--policy", "-o", "--queue_order"), metavar="NAME", choices=lambda: registry.names("policy"))
     policy_options: dict | None = option(
-        None, "the queue order plug-in's options as a JSON object",
+        None, "the queue order plug-in's options (JSON)",
         optional(json_object), metavar="JSON", parse=json_text, group="plugins",
         details="--policy X --help lists them")
     backfill_order: str | None = option(
-        None, "the order in which EASY tries backfill candidates, a --policy name (default: the queue order)",
+        None, "EASY's order of backfill candidates, a --policy name (default: the queue's)",
         optional(registered("policy")), metavar="NAME",
         details="for easy and easy_bf_fast; a plug-in takes its default options")
     estimates: str = option(
@@ -76,12 +75,12 @@ class SchedulerConfig:
         details="oldest first")
     starvation_scope: str = option(
         "queue",
-        "where a starving job moves: queue (the head of its own queue) or all (ahead of every queue)",
+        "where a starving job moves: queue (its queue's head) or all",
         choice(lambda: STARVATION_SCOPES), metavar="NAME",
         details="with queue, Q_small stays ahead of Q")
     classifier: str = option(
         "none",
-        "job size classifier: none (every job large), rf (the paper's online Random Forest) or oracle (true classes)",
+        "none, rf (the paper's online Random Forest) or oracle (true classes)",
         choice(lambda: CLASSIFIER_METHODS), metavar="NAME", group="classes",
         details="small jobs go to Q_small, ahead of Q")
     safeguard: str = option(
@@ -90,15 +89,14 @@ class SchedulerConfig:
         details="a watched job is one classified small (its trial: the divider) or uncertain")
     divider: str | float = option(
         "median",
-        "small/large boundary: median (of the runtimes completed so far), last-week-median, or seconds",
+        "small/large boundary: median, last-week-median, or seconds",
         divider_value, metavar="D", group="classes")
     classifier_threshold: float = option(
         0.5, "a job is small when the forest's P(small) exceeds P",
         probability_below_one, metavar="P", parse=number_text, group="classes",
         details="higher means fewer false-small jobs and kills")
     probe_threshold: float | None = option(
-        None, "a job not small is uncertain when the forest's P(small) exceeds P: it gets a trial under the "
-              "safeguard (default: off)",
+        None, "a job not small is uncertain when its P(small) exceeds P (default: off)",
         optional(probability_below_one), metavar="P", parse=number_text, group="trials",
         details="it queues after the small jobs, ahead of Q, and the safeguard watches it")
     probe_length: float = option(
@@ -119,15 +117,13 @@ class SchedulerConfig:
                 "blocking, but a job in the way runs on until that waiting job could start now with its processors")
     kill_for: str = option(
         "requeued",
-        "--kill-on blocking, demand, patient: which first waiting job a job past its trial is killed for: requeued, "
-        "policy or order",
+        "--kill-on blocking...: which first waiting job a trial is killed for",
         choice(lambda: KILL_FOR), metavar="NAME", group="trials",
         details="requeued: one it would wait behind once killed; policy: one classified small, or before it in the "
                 "policy's order (the job counts as uncertain); order: one classified small, or before it in the "
                 "policy's order, whatever its queue")
     head_slack: float = option(
-        0.0, "--kill-on blocking: a job past its trial that delays a first waiting job not classified small by at "
-             "most F x its request is spared",
+        0.0, "--kill-on blocking: a trial delaying a large head by at most F x its request runs on",
         non_negative, metavar="F", parse=number_text, group="trials",
         details="unless killing it would let that job start now")
     promote_after: float = option(
@@ -145,7 +141,7 @@ class SchedulerConfig:
                 "FCFS (docs/notebook/2026-12-05-results.md)")
     promote_overdue: str = option(
         "none",
-        "which jobs of Q go ahead of all once their wait reaches the longest first-attempt wait",
+        "which jobs of Q go ahead of all once their wait is the longest first wait",
         choice(lambda: OVERDUE_SCOPES),
         metavar="SCOPE", group="trials",
         details="oldest first, no head slack. killed: the safeguard's retries, from the original's submission (a "
@@ -162,20 +158,20 @@ class SchedulerConfig:
                 "all: waiting watched jobs are planned with min(p̃, trial) too, so they backfill as short jobs")
     order_by: str = option(
         "planned",
-        "--divider-estimates all: what the policy orders a waiting watched job by: planned or estimate",
+        "--divider-estimates all: a watched job's order: planned or estimate",
         choice(lambda: ORDER_BY),
         metavar="NAME", group="classes",
         details="planned: the estimate it is planned with, min(p̃, its trial) (under SPF every job asking more than "
                 "its trial ties, broken by job id); estimate: p̃, as class-clairvoyant orders")
     partial_oracle: str = option(
         "none",
-        "a measurement aid, not a method: the true class corrects some of the forest's answers",
+        "a measurement aid: the true class corrects some answers",
         choice(lambda: PARTIAL_ORACLES), metavar="NAME", group="classes",
         details="no-false-large or no-false-small: that kind of error; no-blind-week: the answers of the first, "
                 "model-less week")
     features: str = option(
         "live",
-        "history features: live (every job completed so far) or paper (previous weeks')",
+        "history features: live, or paper (previous weeks only)",
         choice(lambda: FEATURE_MODES), metavar="NAME", group="classes")
     train_window: int | None = option(
         None, "the rf classifier trains on the jobs completed in the last WEEKS weeks only (default: all)",
@@ -183,7 +179,7 @@ class SchedulerConfig:
         parse=integer_text, group="classes",
         details="the paper trains on every previous week; the divider is unchanged")
     model: str | None = option(
-        None, "start from a classifier saved with simulate --save-model", optional(non_empty_text), metavar="FILE",
+        None, "start from a classifier saved by --save-model", optional(non_empty_text), metavar="FILE",
         group="classes")
     estimator: str = option(
         "forest",
@@ -191,7 +187,7 @@ class SchedulerConfig:
         registered("estimator"), metavar="NAME", group="plugins",
         details="a plug-in is FILE.py:NAME, MODULE:NAME or an entry point's name")
     estimator_options: dict | None = option(
-        None, "the estimator's options as a JSON object",
+        None, "the estimator's options (JSON)",
         optional(json_object), metavar="JSON", parse=json_text,
         group="plugins",
         details="its Options, else its scikit-learn parameters")
@@ -210,7 +206,7 @@ class SchedulerConfig:
         registered("correction"), metavar="NAME", group="predictors",
         details="requested (p̃), incremental (Tsafrir), doubling")
     predictor_options: dict | None = option(
-        None, "the predictor's options as a JSON object",
+        None, "the predictor's options (JSON)",
         optional(json_object), metavar="JSON", parse=json_text, group="predictors",
         details="e.g. '{\"search\": \"bfs\", \"depth\": 1}' for sbh")
 

@@ -330,4 +330,4 @@ def test_simulate_help_fits_on_150_lines_and_names_at_most_seven_variants(monkey
         main(["simulate", "--help"])
     out = capsys.readouterr().out
     assert len(out.splitlines()) <= 150
-    assert len(VARIANTS) <= 7 and RECOMMENDED in VARIANTS and f"{RECOMMENDED}: ours, recommended" in " ".join(out.split())
+    assert len(VARIANTS) <= 7 and RECOMMENDED in VARIANTS and f"{RECOMMENDED} (ours, recommended)" in " ".join(out.split())

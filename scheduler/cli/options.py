@@ -71,16 +71,16 @@ def add_scheduling_options(parser: argparse.ArgumentParser, groups: dict[str, An
     ``--variant`` takes a comma-separated list (``simulate``)."""
     groups = groups or option_groups(parser)
     run = groups["run"]
-    named = f"{', '.join(VARIANTS)} ({RECOMMENDED}: ours, recommended), or a preset FILE.json:NAME"
+    named = ", ".join(VARIANTS).replace(RECOMMENDED, f"{RECOMMENDED} (ours, recommended)") + ", or FILE.json:PRESET"
     if several_variants:
         run.add_argument("--variant", metavar="NAME[,NAME...]",
-                         help=f"a variant, or several separated by commas (or 'all') to compare with the first: {named}")
+                         help=f"a variant, or several (or 'all') to compare with the first: {named}")
     else:
         run.add_argument("--variant", metavar="NAME", type=variant_list, help=f"a variant: {named}")
     run.add_argument("--config", "--variant_options_filepath", dest="config", metavar="FILE",
-                     help="JSON file of scheduling options (batsched's --variant_options_filepath); flags override it")
+                     help="JSON file of scheduling options; flags override it")
     run.add_argument("--variant_options", metavar="JSON",
-                     help="scheduling options as a JSON object (batsched's name); flags override it")
+                     help="scheduling options as a JSON object; flags override it")
     for name, spec in options_of(SchedulerConfig).items():
         groups[spec.group].add_argument(*flags_of(name, spec), dest=name, metavar=spec.metavar, help=option_help(name, spec),
                                         type=None if spec.parse is str else flag_type(spec.parse))

@@ -49,13 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--tau", type=seconds_flag, default=DEFAULT_TAU, metavar="S",
                      help=f"bounded-slowdown threshold in seconds (default {DEFAULT_TAU:g})")
     group.add_argument("--output-prefix", "-e", metavar="P",
-                     help="write P_jobs.csv, P_schedule.csv, P_summary.json (with several variants: "
-                          "P_VARIANT_jobs.csv, ...)")
+                     help="write P_jobs.csv, P_schedule.csv, P_summary.json (P_VARIANT_...)")
     group.add_argument("--skip-bad-lines", action="store_true", help="drop (and count) malformed SWF lines")
     group.add_argument("--save-model", metavar="FILE", help="save the trained classifier (for serve --model FILE)")
     group.add_argument("--no-progress", action="store_true", help="no progress bar")
     group.add_argument("--acknowledge-dynamic-jobs", action="store_true",
-                     help="model a Batsim run with this flag (it echoes the safeguard's resubmissions)")
+                     help="as Batsim run with this flag")
     add_sacct_options(group)
     parser.set_defaults(func=run)
 
