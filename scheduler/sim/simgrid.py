@@ -233,7 +233,7 @@ class Timeline:
         first = mark + 1
         if first == len(runs):  # the common case: no step but messages' logged since it began
             return remaining
-        if len(runs) - first >= _BULK_FROM:
+        if len(runs) - first >= _BULK_FROM and len(self._waiting) >= _BULK_SLEEPS:
             remaining, first = self._sums.replay(remaining, first, self._steps, runs, self._waiting)
         return _replay_entries(remaining, self._steps[first:], runs[first:])
 
@@ -276,8 +276,10 @@ def _after_run(remaining: float, count: float) -> float:
     return remaining
 
 
-#: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry).
-_VECTOR_FROM = 128
+#: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry: with the bulk replays of
+#: :class:`BinadeSums` taking the long logs of a large machine, and a small machine's entry by entry, a log reaches
+#: numpy only when one sleep lives through thousands of entries, few of them).
+_VECTOR_FROM = 4096
 #: :data:`_BINADES` as arrays, for :func:`_replay_in_numpy`.
 _LOWS, _HIGHS, _LOSSES = (np.array(column) for column in zip(*_BINADES))
 
@@ -320,8 +322,12 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
     return remaining
 
 
-#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be.
+#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be, ...
 _BULK_FROM = 32
+#: ... while at least this many sleeps wait (thousands of jobs running at once): the sums cost a few numpy calls per
+#: binade and batch of entries, which only many sleeps replayed over the same entries earn back (on a machine of a
+#: hundred the entries are replayed one by one for less).
+_BULK_SLEEPS = 128
 #: The ``math.frexp`` exponents of the binades :class:`BinadeSums` may sum: remainders from 2**-21 s to 2**30 s.
 _BULK_EXPONENTS = range(-20, 31)
 #: A binade's sums are brought up to the log's last closed entry when this many are missing, and not begun for fewer.
