@@ -161,6 +161,13 @@ def to_interval_string(mask: int) -> str:
     return " ".join([str(first) if first == last else f"{first}-{last}" for first, last in runs(mask)])
 
 
+def kept_allocation(mask: int) -> int | str:
+    """How a record keeps an allocation once the job ended: a small machine's mask as it is (tens of bytes, and no
+    string to write at each job end: most allocations repeat, written once for the table), a large machine's as its
+    interval string (a mask would keep kilobytes per job)."""
+    return mask if mask < _SMALL else to_interval_string(mask)
+
+
 def from_interval_string(text: str) -> int:
     """The bit mask of Batsim's interval-set string (what ``from_procset(ProcSet.from_str(text))`` gives), fast."""
     mask = 0
