@@ -34,6 +34,7 @@ import argparse
 import filecmp
 import gzip
 import json
+import shutil
 import socket
 import statistics
 import sys
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"{CLASSIFIER_VARIANT}'s CPU outside scikit-learn's fit, against base")
     parser.add_argument("--serve", action="store_true", help="serve under batsim-peer on KTH-SP2 vs the baseline")
     parser.add_argument("--no-simulate", action="store_true", help="skip the base runs of every trace")
+    parser.add_argument("--outputs", metavar="DIR", help="keep this checkout's TRACE_jobs.csv of each base run in DIR")
     args = parser.parse_args(argv)
     wanted = [name.strip() for name in args.traces.split(",") if name.strip()]
     traces = [trace for trace in TRACES if trace[0] in wanted and (SHARED / "workloads" / trace[1]).exists()]
@@ -151,6 +153,9 @@ def _simulate_table(args, traces, roots, envs, startup, folder: Path) -> None:
                 peaks[label] = min(peaks[label], run.max_rss_mb)
         outputs = [folder / f"{name}_{_slug(label)}_jobs.csv" for label in roots]
         same = filecmp.cmp(*outputs, shallow=False)
+        if args.outputs:
+            Path(args.outputs).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(outputs[0], Path(args.outputs) / f"{name}_jobs.csv")
         jobs = json.loads((folder / f"{name}_{_slug('this checkout')}_summary.json").read_text())["workload"]["jobs"]
         this, base = "this checkout", args.baseline
         best = {label: min(values) for label, values in cpus.items()}

@@ -19,7 +19,6 @@ chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
@@ -83,14 +82,29 @@ class EasyBackfilling(Algorithm):
             return
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
-        priority, estimates, reservation = self.priority, self.queue.estimates, profile.reservation
-        pick = self._pick(now)
+        queue = self.queue
+        priority, estimates, reservation = self.priority, queue.estimates, profile.reservation
+        pick = None
+        if reservation is not None and self.backfill_order is None and queue.indexed:
+            # a long queue: only the jobs that may start (JobQueue.backfill_candidates: those narrow enough for the
+            # free machines outside the reservation, or short enough to end by its start, with a margin above the
+            # rounding of ``now + estimate``), picked out again after each start, which narrows them; on a long
+            # queue most jobs are neither
+            pick = queue.backfill_candidates(now, reservation.start - now
+                                             + (abs(reservation.start) + abs(now)) * 1e-12)
         if pick is None:  # every queued job, in one walk (a short queue: the common case)
+            # a copy (starting a job removes it from the queue); the pass skips the jobs wider than the free
+            # machines, which only shrink during the pass (a loop over them all costs less than filtering them out)
+            ordered = queue.ordered(now)
+            if self.backfill_order is not None:  # its keys only for the jobs that fit
+                key, free = self.backfill_order.key, profile.nb_free
+                ordered = [job for job in ordered if job.res <= free]
+                ordered.sort(key=lambda job: key(job, estimates[job.id], now))
             # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
             # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
             # counted once per start)
             outside = profile.free_outside_reservation()
-            for job in self._walk(now):
+            for job in ordered:
                 if job.res <= profile.nb_free and job is not priority:
                     duration = estimates[job.id]
                     if reservation is not None and job.res > outside and now + duration > reservation.start:
@@ -102,7 +116,9 @@ class EasyBackfilling(Algorithm):
                             return
                         outside = profile.free_outside_reservation()
             return
-        after = None  # where the last job started stands in the order: the pass goes on after it
+        # ``pick(free, outside, after)``: in backfill order, as (position, job) pairs after the position ``after``
+        # of the last job started (from the first when None)
+        after = None
         while True:
             outside = profile.free_outside_reservation()
             for position, job in pick(profile.nb_free, outside, after):
@@ -119,31 +135,6 @@ class EasyBackfilling(Algorithm):
                 return  # no other job fits
             if profile.nb_free == 0:
                 return
-
-    def _pick(self, now: float) -> Callable[[int, int, Any], Iterable[tuple[Any, Job]]] | None:
-        """With a reservation, the queue's own order and a long queue, what :meth:`_full_pass` tries, as
-        ``pick(free, outside, after)``: in backfill order, as ``(position, job)`` pairs after the position ``after``
-        of the last job started (from the first when None), only the jobs that may start
-        (:meth:`JobQueue.backfill_candidates`: those narrow enough for ``outside``, the free machines outside the
-        reservation, or short enough to end by the reservation's start, with a margin above the rounding of
-        ``now + estimate``), picked out again after each start, which narrows them; on a long queue most jobs are
-        neither. None otherwise: the pass walks every queued job (:meth:`_walk`)."""
-        reservation = self.profile.reservation
-        if reservation is None or self.backfill_order is not None:
-            return None
-        return self.queue.backfill_candidates(now, reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12)
-
-    def _walk(self, now: float) -> list[Job]:
-        """Every queued job in backfill order: a copy (starting a job removes it from the queue); the pass skips the
-        jobs wider than the free machines, which only shrink during the pass (a loop over them all costs less than
-        filtering them out first)."""
-        queue = self.queue
-        ordered = queue.ordered(now)
-        if self.backfill_order is not None:  # its keys only for the jobs that fit
-            key, free, estimates = self.backfill_order.key, self.profile.nb_free, queue.estimates
-            ordered = [job for job in ordered if job.res <= free]
-            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
-        return ordered
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         queue, profile = self.queue, self.profile

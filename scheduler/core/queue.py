@@ -71,6 +71,11 @@ class JobQueue:
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
 
+    @property
+    def indexed(self) -> bool:
+        """Whether the width index is kept (a static policy's long queue): :meth:`backfill_candidates` may pick."""
+        return self._by_width is not None
+
     def __len__(self) -> int:
         return len(self._jobs)
 
@@ -110,7 +115,7 @@ class JobQueue:
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        estimate = self.estimates.pop(job.id)
+        estimate = self.estimates.pop(job.id)  # (read by the width index)
         del self._rank_order[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]

@@ -232,13 +232,17 @@ class Timeline:
         entry (it began after that entry's step and the first ``offset`` message steps of its run), then each later
         entry, in bulk within a binade (:class:`BinadeSums`) where the log is long."""
         mark, runs = sleep.mark, self._runs
-        remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
         first = mark + 1
         if first == len(runs):  # the common case: no step but messages' logged since it began
-            return remaining
+            return _after_run(sleep.remaining, runs[mark] - sleep.offset)
         if len(runs) - first >= _BULK_FROM and len(self._waiting) >= _BULK_SLEEPS:
+            remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
             remaining, first = self._sums.replay(remaining, first, self._steps, runs, self._waiting)
-        return _replay_entries(remaining, self._steps[first:], runs[first:])
+            return _replay_entries(remaining, self._steps[first:], runs[first:])
+        steps, runs = self._steps[mark:], runs[mark:]
+        steps[0] = 0.0  # it began after its mark's step ...
+        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run (as _after_run)
+        return _replay_entries(sleep.remaining, steps, runs)
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
