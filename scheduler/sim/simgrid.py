@@ -23,9 +23,6 @@ import heapq
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from functools import reduce
-from itertools import accumulate
-from operator import neg, sub
 from typing import Any
 
 import numpy as np
@@ -298,15 +295,6 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     is replayed in numpy, whose doubles round as Python's."""
     if len(steps) >= _VECTOR_FROM:
         return _replay_in_numpy(remaining, np.frombuffer(steps), np.frombuffer(runs))
-    if remaining > _ABSORBED:
-        # above it message steps leave a remainder as it is: while it stays there, the steps alone, subtracted in order
-        # in C (the steps are never negative: the remainder only goes down, so if the last stays above, all did)
-        after = reduce(sub, steps, remaining)
-        if after > _ABSORBED:
-            return after
-        remainders = list(accumulate(steps, sub, initial=remaining))
-        first = bisect_left(remainders, -_ABSORBED, key=neg) - 1  # the entry whose step takes it to _ABSORBED or below
-        remaining, steps, runs = remainders[first], steps[first:], runs[first:]
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
     precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):
