@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import urllib.error
+import urllib.request
 
 import pytest
 
@@ -40,7 +41,7 @@ class FakeArchive:
 def fake_archive(monkeypatch):
     def install(files: dict[str, bytes]) -> FakeArchive:
         fake = FakeArchive(files)
-        monkeypatch.setattr(archive.urllib.request, "urlopen", fake)
+        monkeypatch.setattr(urllib.request, "urlopen", fake)
         return fake
     return install
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import urllib.request
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_fetch_trace_list(capsys):
 def test_fetch_trace_prints_the_path(monkeypatch, tmp_path, capsys):
     content = (DATA / "tiny.swf").read_bytes()
     monkeypatch.setitem(archive.TRACES, "Tiny", archive.Trace("Tiny", "tiny.swf", "https://example.org/tiny.swf", 8))
-    monkeypatch.setattr(archive.urllib.request, "urlopen", lambda url, timeout=None: io.BytesIO(content))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: io.BytesIO(content))
     assert run("fetch-trace", "Tiny", "--cache-dir", tmp_path) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "tiny.swf")
     with pytest.raises(WorkloadError, match="give a trace name"):

@@ -34,10 +34,17 @@ def schedule(workload, config):
 
 @settings(max_examples=60, deadline=None)
 @given(busy_workloads(), st.sampled_from(["fcfs", "spf", "saf", "lpf"]),
-       st.sampled_from([{}, {"starvation_threshold": 20.0}]))
-def test_the_pass_over_candidates_starts_what_the_pass_over_the_queue_starts(workload, policy, starvation) -> None:
+       st.sampled_from([{}, {"starvation_threshold": 20.0}]), st.sampled_from([(1, 0), (6, 3), (12, 2)]))
+def test_the_pass_over_candidates_starts_what_the_pass_over_the_queue_starts(workload, policy, starvation,
+                                                                             index) -> None:
+    """With the width index kept from the first job on, or built and dropped as the queue grows and shrinks past
+    small thresholds (``JobQueue.INDEX_FROM``, ``INDEX_UNTIL``), EASY starts what it starts walking the queue."""
     config = SchedulerConfig(policy=policy, **starvation)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(JobQueue, "backfill_candidates", lambda *args: None)  # the whole queue, job by job
         expected = schedule(workload, config)
-    assert schedule(workload, config).equals(expected)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(JobQueue, "INDEX_FROM", index[0])
+        patch.setattr(JobQueue, "INDEX_UNTIL", index[1])
+        assert schedule(workload, config).equals(expected)
+    assert schedule(workload, config).equals(expected)  # (the thresholds of a run: a short queue, no index)

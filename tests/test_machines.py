@@ -66,3 +66,25 @@ def test_runs_and_interval_strings_list_every_machine(mask: int) -> None:
     text = to_interval_string(mask)
     assert text == str(ProcSet(*intervals)) and from_interval_string(text) == mask
     assert interval_runs(text) == intervals
+
+
+@settings(max_examples=200, deadline=None)
+@given(wide_masks, st.data())
+def test_small_and_large_masks_are_read_alike(mask: int, data: st.DataObject) -> None:
+    """A small mask's runs walked from the low end (below ``_SMALL``) give what the large machines' reading by blocks
+    and words gives."""
+    count = data.draw(st.integers(min_value=0, max_value=mask.bit_count()))
+    small = lowest(mask, count), runs(mask), to_interval_string(mask)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("scheduler.core.machines._SMALL", 1)  # every mask read as a large machine's
+        assert (lowest(mask, count), runs(mask), to_interval_string(mask)) == small
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("scheduler.core.machines._SMALL", 1 << 6000)  # every mask read as a small machine's
+        assert (lowest(mask, count), runs(mask), to_interval_string(mask)) == small
+
+
+def test_lowest_refuses_more_machines_than_a_fragmented_mask_holds() -> None:
+    with pytest.raises(ValueError, match="holds 12 machines"):
+        lowest(int("10" * 12, 2), 13)  # (past the runs walked)
+    with pytest.raises(ValueError, match="holds 3 machines"):
+        lowest(0b10101, 4)

@@ -169,7 +169,9 @@ def test_a_long_log_replays_in_numpy_as_entry_by_entry(remaining, entries, scale
     steps = array("d", [step / 4 ** scale for step, _ in entries])
     runs = array("d", [count for _, count in entries])
     steps[0] = 0.0
-    assert _replay_entries(remaining, steps, runs) == replay_entry_by_entry(remaining, steps, runs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("scheduler.sim.simgrid._VECTOR_FROM", 128)  # (from 4096 entries in a run)
+        assert _replay_entries(remaining, steps, runs) == replay_entry_by_entry(remaining, steps, runs)
 
 
 #: Steps that meet in a long log: any size, whole seconds, tiny ones, and ones of few bits (which fall exactly halfway
@@ -213,6 +215,7 @@ def test_lazy_remainders_in_bulk_match_simgrids_eager_update(operations):
     """As :func:`test_lazy_remainders_match_simgrids_eager_update`, every replay through the sums of a few entries."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("scheduler.sim.simgrid._BULK_FROM", 1)
+        patch.setattr("scheduler.sim.simgrid._BULK_SLEEPS", 0)  # (in a run, from 128 sleeps waiting)
         patch.setattr("scheduler.sim.simgrid._BULK_BATCH", 1)
         test_lazy_remainders_match_simgrids_eager_update.hypothesis.inner_test(operations)
 

@@ -19,6 +19,7 @@ from scheduler.cli.results_table import format_comparison, format_table, written
 from scheduler.compose import input_files, warm_up
 from scheduler.config import SchedulerConfig
 from scheduler.variants import VARIANTS, label, resolve
+from scheduler.cli.teardown import skip_teardown
 from scheduler.cyclic_gc import cyclic_gc_paused
 from scheduler.errors import ConfigError, UsageError
 from scheduler.outputs import check_distinct, check_output, check_outputs, prefixed
@@ -61,7 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     with cyclic_gc_paused():  # the workload and each run's objects are kept until the command ends
-        return _run(args)
+        code = _run(args)
+    skip_teardown()  # (every file is written and closed: see scheduler.cli.teardown)
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,7 +19,6 @@ chosen lowest-numbered first, as batsched's ``basic`` resource selector does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Callable
 
 from scheduler.core.algorithm import Algorithm
@@ -83,17 +82,49 @@ class EasyBackfilling(Algorithm):
             return
         # the estimates the decision core queued the jobs with (kept up to date: reestimate), the same as
         # self.estimate's, read without its calls
-        priority, estimates, reservation = self.priority, self.queue.estimates, profile.reservation
-        candidates = self._candidates(now)
-        after = None  # where the last job started stands in the order: the pass goes on after it
-        while True:
+        queue = self.queue
+        priority, estimates, reservation = self.priority, queue.estimates, profile.reservation
+        pick = None
+        if reservation is not None and self.backfill_order is None and queue.indexed:
+            # a long queue: only the jobs that may start (JobQueue.backfill_candidates: those narrow enough for the
+            # free machines outside the reservation, or short enough to end by its start, with a margin above the
+            # rounding of ``now + estimate``), picked out again after each start, which narrows them; on a long
+            # queue most jobs are neither
+            pick = queue.backfill_candidates(now, reservation.start - now
+                                             + (abs(reservation.start) + abs(now)) * 1e-12)
+        if pick is None:  # every queued job, in one walk (a short queue: the common case)
+            # a copy (starting a job removes it from the queue); the pass skips the jobs wider than the free
+            # machines, which only shrink during the pass (a loop over them all costs less than filtering them out)
+            ordered = queue.ordered(now)
+            if self.backfill_order is not None:  # its keys only for the jobs that fit
+                key, free = self.backfill_order.key, profile.nb_free
+                ordered = [job for job in ordered if job.res <= free]
+                ordered.sort(key=lambda job: key(job, estimates[job.id], now))
             # a job that would overlap the reservation and needs more machines than it leaves free is refused, as
-            # fits_now would refuse it, without its mask arithmetic
+            # fits_now would refuse it, without its mask arithmetic (the free machines outside the reservation are
+            # counted once per start)
             outside = profile.free_outside_reservation()
-            for position, job in candidates(outside, after):
+            for job in ordered:
                 if job.res <= profile.nb_free and job is not priority:
                     duration = estimates[job.id]
                     if reservation is not None and job.res > outside and now + duration > reservation.start:
+                        continue
+                    mask = profile.fits_now(job.res, duration, now)
+                    if mask is not None:
+                        self._start(job, mask, duration, now, started)
+                        if profile.nb_free == 0:
+                            return
+                        outside = profile.free_outside_reservation()
+            return
+        # ``pick(free, outside, after)``: in backfill order, as (position, job) pairs after the position ``after``
+        # of the last job started (from the first when None)
+        after = None
+        while True:
+            outside = profile.free_outside_reservation()
+            for position, job in pick(profile.nb_free, outside, after):
+                if job.res <= profile.nb_free and job is not priority:
+                    duration = estimates[job.id]
+                    if job.res > outside and now + duration > reservation.start:
                         continue
                     mask = profile.fits_now(job.res, duration, now)
                     if mask is not None:
@@ -104,30 +135,6 @@ class EasyBackfilling(Algorithm):
                 return  # no other job fits
             if profile.nb_free == 0:
                 return
-
-    def _candidates(self, now: float) -> Callable[[int, Any], Iterable[tuple[Any, Job]]]:
-        """What :meth:`_full_pass` tries, as ``candidates(outside, after)``: ``(position, job)`` pairs in backfill
-        order after the position ``after`` of the last job started (from the first when None), given ``outside``,
-        the free machines outside the reservation then. With a reservation and the queue's own order, only the jobs
-        that may start (:meth:`JobQueue.backfill_candidates`: those narrow enough for ``outside`` or short enough to
-        end by the reservation's start, with a margin above the rounding of ``now + estimate``), picked out again
-        after each start, which narrows them; on a long queue most jobs are neither. Otherwise every queued job, in
-        one walk resumed after each start."""
-        profile, queue = self.profile, self.queue
-        reservation = profile.reservation
-        if reservation is not None and self.backfill_order is None:
-            pick = queue.backfill_candidates(now, reservation.start - now + (abs(reservation.start) + abs(now)) * 1e-12)
-            if pick is not None:  # (None: the queue cannot pick them)
-                return lambda outside, after: pick(profile.nb_free, outside, after)
-        # a copy (starting a job removes it from the queue); the pass skips the jobs wider than the free machines,
-        # which only shrink during the pass (a loop over them all costs less than filtering them out first)
-        ordered = queue.ordered(now)
-        if self.backfill_order is not None:  # its keys only for the jobs that fit
-            key, free, estimates = self.backfill_order.key, profile.nb_free, queue.estimates
-            ordered = [job for job in ordered if job.res <= free]
-            ordered.sort(key=lambda job: key(job, estimates[job.id], now))
-        walk = enumerate(ordered)
-        return lambda outside, after: walk
 
     def _try_arrived(self, now: float, arrived: list[Job], started: list[Execute]) -> None:
         queue, profile = self.queue, self.profile

@@ -25,9 +25,19 @@ _BLOCK_MASK = (1 << _BLOCK) - 1
 _WALKED_RUNS = 2
 
 
+#: Masks below this one (machines 0 to 2047) are small: operations on the whole mask cost little, so :func:`lowest`
+#: and :func:`runs` walk its runs from the low end (``mask & -mask``), the cheapest on the few runs a request of a
+#: few machines takes; a large machine's mask is read by blocks and words instead.
+_SMALL = 1 << 2048
+#: Runs :func:`lowest` walks on a small mask before it looks for the rest of the request by bisection.
+_WALKED_SMALL_RUNS = 8
+
+
 def lowest(mask: int, count: int) -> int:
     """The ``count`` lowest-numbered machines of ``mask`` (which must hold enough).
 
+    On a small mask (:data:`_SMALL`) the first runs of consecutive machines are walked from the low end, so that a
+    request of a few machines costs a few operations; the rest of a larger one is found as on a large mask.
     On a machine of tens of thousands of machines each operation on the whole mask costs
     microseconds, and those on negative integers (``mask & -mask``) or ``int.bit_count``
     several times more. So the mask is read a block of :data:`_BLOCK` machines at a time
@@ -37,6 +47,26 @@ def lowest(mask: int, count: int) -> int:
     """
     if count <= 0:
         return 0
+    if mask < _SMALL:
+        if count == 1 and mask:  # the most common request
+            return mask & -mask
+        chosen, rest = 0, mask
+        for _ in range(_WALKED_SMALL_RUNS):
+            if not rest:
+                break
+            low_bit = rest & -rest
+            after = rest & (rest + low_bit)  # the carry clears the lowest run of ones
+            run = rest ^ after
+            length = run.bit_count()
+            if length >= count:
+                return chosen | (low_bit * ((1 << count) - 1))  # its first ``count`` machines
+            chosen |= run
+            count -= length
+            rest = after
+        else:
+            if rest.bit_count() >= count:
+                return chosen | (rest & ((1 << _end_of_lowest(rest, count)) - 1))
+        raise ValueError(f"mask holds {mask.bit_count()} machines, {count} more requested")
     rest, base = mask, 0  # ``mask`` shifted down by ``base``
     while rest:
         block = rest & _BLOCK_MASK
@@ -87,6 +117,15 @@ def runs(mask: int) -> list[tuple[int, int]]:
     """The closed intervals ``(first, last)`` of consecutive machines in ``mask``, in order (found as
     :func:`lowest` finds them)."""
     intervals = []
+    if mask < _SMALL:
+        while mask:
+            low_bit = mask & -mask
+            first = low_bit.bit_length() - 1
+            carry = mask + low_bit  # clears the lowest run of ones, sets the bit above it
+            end = (carry & -carry).bit_length() - 1
+            intervals.append((first, end - 1))
+            mask &= carry
+        return intervals
     position = 0  # ``mask`` shifted down by ``position``
     while mask:
         word = mask & _WORD
@@ -109,7 +148,24 @@ def to_procset(mask: int) -> ProcSet:
 def to_interval_string(mask: int) -> str:
     """Batsim's interval-set string of ``mask`` (what ``str(to_procset(mask))`` gives), fast: the runs of
     :func:`runs` written as they are found."""
+    if mask < _SMALL:  # (the runs written as they are found)
+        parts = []
+        while mask:
+            low_bit = mask & -mask
+            first = low_bit.bit_length() - 1
+            carry = mask + low_bit
+            last = (carry & -carry).bit_length() - 2
+            parts.append(str(first) if first == last else f"{first}-{last}")
+            mask &= carry
+        return " ".join(parts)
     return " ".join([str(first) if first == last else f"{first}-{last}" for first, last in runs(mask)])
+
+
+def kept_allocation(mask: int) -> int | str:
+    """How a record keeps an allocation once the job ended: a small machine's mask as it is (tens of bytes, and no
+    string to write at each job end: most allocations repeat, written once for the table), a large machine's as its
+    interval string (a mask would keep kilobytes per job)."""
+    return mask if mask < _SMALL else to_interval_string(mask)
 
 
 def from_interval_string(text: str) -> int:

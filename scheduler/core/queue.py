@@ -33,10 +33,20 @@ class JobQueue:
     yet may order it by its own estimate.
 
     Static policies keep a sorted list, and beside it the jobs and their widths (their processor
-    counts) in the same order, and the jobs of each width in that order and by estimate, so that
-    the head, the whole order and the jobs narrow or short enough for the free machines are read
-    without a Python loop over the queue; dynamic ones (WFP) are re-sorted at each read.
+    counts) in the same order, so that the head, the whole order and the jobs narrow enough for the
+    free machines are read without a Python loop over the queue; dynamic ones (WFP) are re-sorted at
+    each read. While the queue is long (from :attr:`INDEX_FROM` jobs, until it is down to
+    :attr:`INDEX_UNTIL`), they also keep the jobs of each width in that order and by estimate (the
+    *width index*), so that a backfilling pass reads only the jobs narrow or short enough
+    (:meth:`backfill_candidates`); a short queue does without it: kept up to date at every push and
+    removal, it would cost a small machine's common case more than a walk over a few jobs.
     """
+
+    #: The width index is built once the queue holds this many jobs, ...
+    INDEX_FROM = 256
+    #: ... and dropped once it holds fewer than this many (far fewer: a queue that hovers around
+    #: :attr:`INDEX_FROM` does not build it again and again).
+    INDEX_UNTIL = 64
 
     def __init__(self, policy: Policy, starvation_threshold: float | None = None,
                  starvation_scope: str = "queue", order_estimate: Callable[[Job], float] | None = None) -> None:
@@ -50,8 +60,9 @@ class JobQueue:
         self._widths: list[int] = []  # the processor count of each job of _entries, in the same order
         self._in_order: list[Job] = []  # the job of each entry of _entries, in the same order
         self._entry: dict[str, tuple] = {}  # job id -> its entry in _entries
-        # static policies: processor count -> its jobs as (entry, job) pairs and as (estimate, entry, job), sorted
-        self._by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] = {}
+        # the width index (static policies, a long queue): processor count -> its jobs as (entry, job) pairs and as
+        # (estimate, entry, job), sorted; None while the queue is short (see INDEX_FROM)
+        self._by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] | None = None
         self._queued_widths: list[int] = []  # the keys of _by_width, sorted
         #: The estimate each queued job is planned with, by id (given to :meth:`push`, or to :meth:`update` since);
         #: read-only outside: :meth:`estimate` without its call, for the algorithms' loops.
@@ -59,6 +70,11 @@ class JobQueue:
         self._rank_order: dict[str, tuple[int, float]] = {}  # job id -> its rank, the estimate it is ordered by
         self._jobs: dict[str, Job] = {}  # insertion order = arrival order
         self._by_submission: list[tuple[float, str]] = []
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the width index is kept (a static policy's long queue): :meth:`backfill_candidates` may pick."""
+        return self._by_width is not None
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -84,9 +100,14 @@ class JobQueue:
             self._entries.insert(at, entry)
             self._widths.insert(at, job.res)
             self._in_order.insert(at, job)
-            same_width = self._by_width.get(job.res)
+            by_width = self._by_width
+            if by_width is None:
+                if len(self._jobs) >= self.INDEX_FROM:
+                    self._build_index()
+                return
+            same_width = by_width.get(job.res)
             if same_width is None:
-                self._by_width[job.res] = ([(entry, job)], [(estimate, entry, job)])
+                by_width[job.res] = ([(entry, job)], [(estimate, entry, job)])
                 insort(self._queued_widths, job.res)
             else:  # (entries differ: jobs are never compared)
                 insort(same_width[0], (entry, job))
@@ -94,7 +115,7 @@ class JobQueue:
 
     def remove(self, job: Job) -> None:
         del self._jobs[job.id]
-        estimate = self.estimates.pop(job.id)
+        estimate = self.estimates.pop(job.id)  # (read by the width index)
         del self._rank_order[job.id]
         if self.starvation_threshold is not None:
             del self._by_submission[bisect_left(self._by_submission, (job.subtime, job.id))]
@@ -104,13 +125,35 @@ class JobQueue:
             del self._entries[at]
             del self._widths[at]
             del self._in_order[at]
-            by_entry, by_estimate = self._by_width[job.res]
+            by_width = self._by_width
+            if by_width is None:
+                return
+            if len(self._jobs) < self.INDEX_UNTIL:
+                self._by_width, self._queued_widths = None, []  # the queue is short again
+                return
+            by_entry, by_estimate = by_width[job.res]
             if len(by_entry) == 1:
-                del self._by_width[job.res]  # (only the widths queued are read)
+                del by_width[job.res]  # (only the widths queued are read)
                 del self._queued_widths[bisect_left(self._queued_widths, job.res)]
             else:
                 del by_entry[bisect_left(by_entry, (entry,))]
                 del by_estimate[bisect_left(by_estimate, (estimate, entry))]  # (no other entry is equal)
+
+    def _build_index(self) -> None:
+        """The width index of the jobs queued (a static policy's): each width's jobs in scheduling order, as
+        :attr:`_in_order` holds them, and by estimate."""
+        by_width: dict[int, tuple[list[tuple[tuple, Job]], list[tuple[float, tuple, Job]]]] = {}
+        estimates = self.estimates
+        for entry, job in zip(self._entries, self._in_order):
+            same_width = by_width.get(job.res)
+            if same_width is None:
+                by_width[job.res] = ([(entry, job)], [(estimates[job.id], entry, job)])
+            else:
+                same_width[0].append((entry, job))
+                same_width[1].append((estimates[job.id], entry, job))
+        for _, by_estimate in by_width.values():
+            by_estimate.sort(key=_without_job)  # (entries differ: jobs are never compared)
+        self._by_width, self._queued_widths = by_width, sorted(by_width)
 
     def update(self, job: Job, estimate: float, now: float = 0.0) -> None:
         """Re-key a queued job whose estimate changed (same rank)."""
@@ -169,12 +212,13 @@ class JobQueue:
         """What a backfilling pass may start, as ``pick(width, narrow, after)``: in scheduling order, as
         ``(entry, job)`` pairs, the jobs of at most ``width`` processors whose estimate is at most ``longest``, and
         those of at most ``narrow`` (whatever their estimate); only those after the entry ``after`` when given. None
-        when the order is not the policy's sorted one (a dynamic policy, starving jobs). Each width's jobs are read
+        when the order is not the policy's sorted one (a dynamic policy, starving jobs), and while the queue is
+        short (no width index: a walk over it costs less). Each width's jobs are read
         from ``after`` on, from all its jobs or from those short enough (sorted once per pass, when first needed; when
         most of its jobs are, from all of them, the longer ones skipped): none of the others is read. For one pass:
         ``after`` only grows, and the jobs it started are the only ones the queue lost since."""
-        if self.policy.dynamic or (self.starvation_threshold is not None and self._starving(now, limit=1)):
-            return None
+        if self._by_width is None or (self.starvation_threshold is not None and self._starving(now, limit=1)):
+            return None  # (a short queue, or a dynamic policy's)
         by_width, widths, estimates = self._by_width, self._queued_widths, self.estimates
         # width -> its jobs short enough, in scheduling order (none: an empty tuple); or None when most of its jobs
         # are: they are read in order, the others skipped (a pass mostly stops at the first)
@@ -239,3 +283,4 @@ class JobQueue:
 
 
 _estimate_of = _entry_of = itemgetter(0)
+_without_job = itemgetter(0, 1)

@@ -31,7 +31,7 @@ from scheduler.core.events import (
     SimulationEnds,
 )
 from scheduler.core.job import Job
-from scheduler.core.machines import to_interval_string
+from scheduler.core.machines import kept_allocation
 from scheduler.errors import SimulationError
 from scheduler.sim.records import (
     MSG_BYE,
@@ -316,7 +316,7 @@ class BatsimActors:
         sim.state, sim.finish = state, stamp(self._timeline.now)
         sim.executor = None  # (it only ends now: without it, its frame would live as long as the job's record)
         self.free |= sim.mask
-        sim.mask = to_interval_string(sim.mask)  # (its mask would keep kilobytes per job on a large machine)
+        sim.mask = kept_allocation(sim.mask)  # (a large machine's mask would keep kilobytes per job: a string)
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
             self._collected_profiles.add((sim.job.workload, sim.job.profile))
 

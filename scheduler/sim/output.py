@@ -17,6 +17,7 @@ A jobs table (:mod:`scheduler.jobs_table`: its columns, and how to read them) is
 from __future__ import annotations
 
 import math
+from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,8 +206,9 @@ def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float =
     # allocations repeat; as intervals, not masks (kilobytes each on a large machine)
     runs_of = {text: _allocation_runs(text) for text in set(intervals)}
     allocations = [runs_of[text] for text in intervals]
-    time_computing = float(sum(r * sum(last - first + 1 for first, last in machines)
-                               for r, machines in zip(runtime.tolist(), allocations)))
+    size_of = {text: sum(last - first + 1 for first, last in machines) for text, machines in runs_of.items()}
+    # (each job's runtime times its machine count, summed in the jobs' order: the same floats as job by job)
+    time_computing = float(sum(map(mul, runtime.tolist(), [size_of[text] for text in intervals])))
     return {
         "batsim_version": batsim_version,
         "consumed_joules": float(consumed_joules),

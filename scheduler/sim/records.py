@@ -49,7 +49,7 @@ class SimJob:
     start: float = math.nan
     finish: float = math.nan
     state: str = ""  # "" (waiting), RUNNING, or a final state
-    mask: int | str = 0  # its machines while it runs; once it ended, their interval string
+    mask: int | str = 0  # its machines while it runs; once it ended, as machines.kept_allocation keeps them
     metadata: str = ""
     submitted: bool = False
     kill_requested: bool = False

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, bisect_right
 from array import array
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 import numpy as np
@@ -229,13 +229,17 @@ class Timeline:
         entry (it began after that entry's step and the first ``offset`` message steps of its run), then each later
         entry, in bulk within a binade (:class:`BinadeSums`) where the log is long."""
         mark, runs = sleep.mark, self._runs
-        remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
         first = mark + 1
         if first == len(runs):  # the common case: no step but messages' logged since it began
-            return remaining
-        if len(runs) - first >= _BULK_FROM:
+            return _after_run(sleep.remaining, runs[mark] - sleep.offset)
+        if len(runs) - first >= _BULK_FROM and len(self._waiting) >= _BULK_SLEEPS:
+            remaining = _after_run(sleep.remaining, runs[mark] - sleep.offset)
             remaining, first = self._sums.replay(remaining, first, self._steps, runs, self._waiting)
-        return _replay_entries(remaining, self._steps[first:], runs[first:])
+            return _replay_entries(remaining, self._steps[first:], runs[first:])
+        steps, runs = self._steps[mark:], runs[mark:]
+        steps[0] = 0.0  # it began after its mark's step ...
+        runs[0] -= sleep.offset  # ... and after the first ``offset`` message steps of its run (as _after_run)
+        return _replay_entries(sleep.remaining, steps, runs)
 
     def _drop_cancelled(self) -> None:
         waiting = self._waiting
@@ -276,8 +280,10 @@ def _after_run(remaining: float, count: float) -> float:
     return remaining
 
 
-#: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry).
-_VECTOR_FROM = 128
+#: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry: with the bulk replays of
+#: :class:`BinadeSums` taking the long logs of a large machine, and a small machine's entry by entry, a log reaches
+#: numpy only when one sleep lives through thousands of entries, few of them).
+_VECTOR_FROM = 4096
 #: :data:`_BINADES` as arrays, for :func:`_replay_in_numpy`.
 _LOWS, _HIGHS, _LOSSES = (np.array(column) for column in zip(*_BINADES))
 
@@ -320,8 +326,12 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
     return remaining
 
 
-#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be.
+#: Logs at least this long (after a sleep's mark) are replayed in bulk within binades where they can be, ...
 _BULK_FROM = 32
+#: ... while at least this many sleeps wait (thousands of jobs running at once): the sums cost a few numpy calls per
+#: binade and batch of entries, which only many sleeps replayed over the same entries earn back (on a machine of a
+#: hundred the entries are replayed one by one for less).
+_BULK_SLEEPS = 128
 #: The ``math.frexp`` exponents of the binades :class:`BinadeSums` may sum: remainders from 2**-21 s to 2**30 s.
 _BULK_EXPONENTS = range(-20, 31)
 #: A binade's sums are brought up to the log's last closed entry when this many are missing, and not begun for fewer.

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
@@ -195,6 +193,9 @@ def zegox_partition(header: dict) -> int:
 
 
 def _download(trace: Trace, target: Path, verify: bool) -> None:
+    import urllib.error  # (here: with http.client and email, about 30 ms of every command's start-up)
+    import urllib.request
+
     part = target.with_name(target.name + ".part")
     try:
         with urllib.request.urlopen(trace.url, timeout=60) as response, open(part, "wb") as out:
