@@ -21,8 +21,8 @@ from scheduler.core.policies import Policy
 from scheduler.core.decision import DecisionCore
 from scheduler.errors import ConfigError
 from scheduler.knowledge.predictors import Predictions
-from scheduler.core.decision.parts import (Classifier, KillRules, Parts, PromotionRules, QueueRules,
-                                           TrialRules)
+from scheduler.core.decision.parts import (Classifier, KillRules, LimitRules, Parts, PromotionRules,
+                                           QueueRules, TrialRules)
 
 __all__ = ["Classifier", "Parts", "build_core", "build_parts", "classifier_starter", "input_files", "load_policy",
            "warm_up"]
@@ -57,6 +57,7 @@ def build_parts(config: SchedulerConfig) -> Parts:
         trials=TrialRules(config.probe_length, config.probe_limit, config.divider_estimates),
         kills=KillRules(config.kill_on, config.kill_for, config.head_slack),
         promotion=PromotionRules(config.promote_after, config.promote_scope, config.promote_overdue),
+        limits=LimitRules(config.kill_limit, config.waste_limit, config.limit_order, config.readmit),
         labels={"classifier": {"method": config.classifier, "features": config.features, "divider": config.divider},
                 "predictions": {"predictor": config.predictor, "correction": config.correction}},
     )

@@ -26,8 +26,9 @@ from scheduler.option import (Option, checked, choice, divider_value, integer_te
                               non_empty_text, non_negative, number_text, option, optional, options_of,
                               positive_integer, positive_seconds, probability_below_one, probability_or_one, registered,
                               seed_value, timezone_value)
-from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
-                                PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, PROMOTE_SCOPES, SAFEGUARDS, VARIANTS, resolve)
+from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, LIMIT_ORDERS,
+                                ORDER_BY, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, PROMOTE_SCOPES, READMITS, SAFEGUARDS,
+                                VARIANTS, resolve)
 
 __all__ = ["Option", "SchedulerConfig", "VARIANTS"]
 
@@ -149,6 +150,32 @@ class SchedulerConfig:
                 "one at a time (the oldest due retry moves once the one moved before it has started); "
                 "killed-planned: the same, or as soon as the start EASY plans for it now would make it wait longer; "
                 "queue: every job of Q")
+    kill_limit: float | None = option(
+        None, "the site's limit on the jobs killed, a share: a trial is granted only within it (default: none)",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials",
+        details="a watched job (classified small or uncertain) gets a trial only if the jobs killed plus the open "
+                "trials stay at most F x the jobs submitted, were it killed too; a job given none is large (Q, never "
+                "killed). No kill is refused: a run kills at most F of its jobs, at every moment, on any workload "
+                "(classification-limited: 0.10); it needs --kill-on blocking, demand or patient")
+    waste_limit: float | None = option(
+        None, "the site's limit on the work wasted, a share of the useful work done (default: none)",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials",
+        details="a watched job gets a trial only if the work the killed attempts wasted plus what every open trial "
+                "may waste (processors x its length; past its trial, x the time run, else it is released: never "
+                "killed) stay at most F x the work of the jobs completed so far. No kill is refused: a run wastes at "
+                "most F of its useful work, at every moment, on any workload (classification-limited: 0.01)")
+    limit_order: str = option(
+        "arrival", "whom the limits' scarce trials go to: arrival, p-small or value",
+        choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials",
+        details="arrival: first come, first served; p-small: a job refused a trial takes the place of the trial not "
+                "started yet with the lowest probability of being small, by the forest, if lower than its own and the "
+                "limits hold with the swap (that job waits in Q as large); value: the same, by the probability over "
+                "the processors x trial length a failed trial would waste")
+    readmit: str = option(
+        "none", "whether a job refused a trial gets one later while it waits: none or waiting",
+        choice(lambda: READMITS), metavar="NAME", group="trials",
+        details="waiting: while it still waits in Q, it is granted one as soon as the limits allow it, in "
+                "--limit-order's order, or oldest first")
     divider_estimates: str = option(
         "none",
         "which watched jobs the algorithm plans with their trial: none, running or all",
@@ -256,6 +283,12 @@ class SchedulerConfig:
                               "(or use predictor 'clairvoyant')")
         if "promote_scope" in changed and not self.promote_after:
             raise ConfigError("promote_scope: it says which jobs a promotion moves: set promote_after too")
+        for name in ("limit_order", "readmit"):
+            if name in changed and self.kill_limit is None and self.waste_limit is None:
+                raise ConfigError(f"{name}: it concerns the trials the limits grant: set kill_limit or waste_limit too")
+        if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
+            raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
+                              "set kill_on blocking, demand or patient too")
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")

@@ -23,9 +23,15 @@ KILL_FOR = ("requeued", "policy", "order")
 #: Which jobs a promotion out of Q (promote_after) moves: the job alone, with every job of Q before it in the
 #: policy's order (no job of Q is overtaken by a promotion), or with the first of them (one for one).
 PROMOTE_SCOPES = ("job", "ahead", "head")
+#: --kill-limit, --waste-limit: which watched jobs get the trials the limits allow: first come; the likelier small
+#: first; or the likelier small per processor-second a failed trial would waste first.
+LIMIT_ORDERS = ("arrival", "p-small", "value")
+#: --kill-limit, --waste-limit: whether a job refused a trial may get one later, while it still waits.
+READMITS = ("none", "waiting")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
 PROBING_OPTIONS = ("probe_length", "probe_limit")
-KILL_OPTIONS = ("kill_on", "kill_for", "head_slack", "promote_overdue")
+KILL_OPTIONS = ("kill_on", "kill_for", "head_slack", "promote_overdue", "kill_limit", "waste_limit", "limit_order",
+                "readmit")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
@@ -48,6 +54,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head"},
+    # ordered, whose limits hold by construction on any workload: a trial is granted only if the run stays within 10%
+    # of its jobs killed and 1% of its useful work wasted were every open trial killed (a kill is never refused; a job
+    # past its trial the limits no longer cover is released, never killed); when trials are scarce they go to the jobs
+    # likeliest small per processor-second risked, and a job refused one gets it later while it still waits
+    "classification-limited": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
+                               "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
+                               "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head",
+                               "kill_limit": 0.10, "waste_limit": 0.01, "limit_order": "value",
+                               "readmit": "waiting"},
 }
 
 #: The presets of ``experiments/presets/variants.json``, in the order they were made: tables and plots show them so,

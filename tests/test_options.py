@@ -54,6 +54,10 @@ EXAMPLES = {
     "promote_after": ("10", 10, 10.0),
     "promote_overdue": ("Killed", "killed", "killed"),
     "promote_scope": ("ahead", "ahead", "ahead"),
+    "kill_limit": ("0.1", 0.1, 0.1),
+    "waste_limit": ("0.01", 0.01, 0.01),
+    "limit_order": ("P-small", "p-small", "p-small"),
+    "readmit": ("Waiting", "waiting", "waiting"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
     "policy_options": ('{"aging": 2}', {"aging": 2}, {"aging": 2.0}),
     "estimator": ("sklearn.ensemble:ExtraTreesClassifier", "sklearn.ensemble:ExtraTreesClassifier",
@@ -68,6 +72,8 @@ BASE_FLAGS = ["--classifier", "rf", "--safeguard", "kill", "--starvation-thresho
 NEEDS = {name: {"probe_threshold": 0.02} for name in ("probe_length", "probe_limit")}
 NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"policy": AGED_AREA},
           "order_by": {"divider_estimates": "all"}, "promote_scope": {"promote_after": 7.0}}
+NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_limit", "waste_limit")}
+NEEDS |= {name: {"kill_on": "blocking", "kill_limit": 0.1} for name in ("limit_order", "readmit")}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -95,6 +101,8 @@ BAD = [
     ("model", "", "non-empty"),
     ("train_window", 0, "positive integer"),
     ("train_window", -3, "positive integer"),
+    ("kill_limit", 0, "number in"),
+    ("waste_limit", 1.5, "number in"),
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),
     ("divider_estimates", "waiting", "unknown value"),

@@ -4,7 +4,8 @@
 config by the composition root, ``scheduler.compose.build_core`` (the one place that reads files). It keeps the
 book of jobs (:mod:`.book`) and drives its scheduling algorithm; the parts beside the algorithm each own their state
 and read only their own rules: the classes and trials (:mod:`.classes`), the safeguard's kills (:mod:`.kills`), the
-promotions out of Q (:mod:`.promotion`) and the runtime predictions (:mod:`.predictions`). As batsched's
+promotions out of Q (:mod:`.promotion`), the runtime predictions (:mod:`.predictions`) and the limits a site
+states (:mod:`.limits`). As batsched's
 ``ISchedulingAlgorithm``: the events of a message are recorded first, then one round of decisions is made. The
 front ends read what the core has to report through :meth:`DecisionCore.outcome` only.
 """
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Iterable
 from scheduler.core.alarms import Alarms
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.decision.book import COMPLETED, KILLED, QUEUED, REJECTED, RUNNING, JobBook
-from scheduler.core.decision.classes import Classes
+from scheduler.core.decision.classes import CLASS_METADATA, Classes
 from scheduler.core.decision.kills import Kills
+from scheduler.core.decision.limits import Limits
 from scheduler.core.decision.parts import Parts
 from scheduler.core.decision.predictions import PredictionWatch
 from scheduler.core.decision.promotion import OverduePromotion, Promotion
@@ -36,6 +38,7 @@ from scheduler.core.events import (
     RegistrationFinished,
     Reject,
     RequestedCall,
+    SetMetadata,
     SimulationBegins,
     SimulationEnds,
     Unhandled,
@@ -82,6 +85,7 @@ class DecisionCore:
         self.algorithm: Algorithm | None = None  # made at SIMULATION_BEGINS, with the parts beside it
         self.classes: Classes | None = None
         self.kills: Kills | None = None
+        self.limits: Limits | None = None
         self.promotion: Promotion | None = None
         self.overdue: OverduePromotion | None = None
         self.prediction_watch: PredictionWatch | None = None
@@ -157,6 +161,8 @@ class DecisionCore:
         """What the parts beside the algorithm do before it schedules; whether the algorithm must replan."""
         self.alarms.passed(now)
         replan = self.promotion.promote(now) if self.promotion is not None else False
+        if self.limits is not None:
+            replan |= self.limits.readmit(now, decisions)
         if self.overdue is not None:
             replan |= self.overdue.promote(now)
         if self.kills is not None:
@@ -195,6 +201,8 @@ class DecisionCore:
         """No job can be registered any more: no watched job may still be killed."""
         if self.kills is None:
             return True
+        if self.limits is not None and self.limits.deferred_waiting():
+            return False  # a job refused a trial may still get one, and be killed
         return self.no_more_static_jobs and not self.classes.waiting and not self.kills.pending
 
     # --- event handlers ------------------------------------------------------------
@@ -221,6 +229,10 @@ class DecisionCore:
                                bool(event.config.get("profile-reuse-enabled", False)))
         if parts.promotion.after:
             self.promotion = Promotion(parts.promotion, book, self.algorithm, self._estimate)
+        if parts.limits.active and self.kills is not None:
+            self.limits = Limits(parts.limits, book, self.algorithm, self.classes, self._estimate,
+                                 self.knowledge.estimate, self.promotion)
+            self.kills.admission = self.limits.admission
         if parts.promotion.overdue != "none":
             self.overdue = OverduePromotion(parts.promotion.overdue, book, self.algorithm, self._estimate, self.alarms)
         if parts.predictions is not None:
@@ -244,10 +256,18 @@ class DecisionCore:
             book.reject_reasons[job.id] = reason
             decisions.append(Reject(job.id, reason))
             return None
+        if self.limits is not None:
+            self.limits.submitted()
         job_class = JobClass.LARGE
         if self.classes is not None:
-            job_class, metadata = self.classes.classify(job, now)
-            decisions.append(metadata)
+            job_class = self.classes.classify(job, now)
+            if job_class is not JobClass.LARGE:
+                trial = self.classes.trial_length(job_class, now)
+                if self.limits is not None:
+                    job_class = self.limits.admitted(job, job_class, trial, now, decisions)
+                if job_class is not JobClass.LARGE:
+                    self.classes.watch(job.id, trial)
+            decisions.append(SetMetadata(job.id, CLASS_METADATA[job_class]))
         book.states[job.id] = QUEUED
         if self.prediction_watch is not None:
             self.prediction_watch.submitted(job, now)
@@ -280,6 +300,8 @@ class DecisionCore:
             self.prediction_watch.ended(job, now, decisions)
         original = book.origin.get(job_id, job_id)
         killed_by_us = self.kills is not None and self.kills.ended(job_id)
+        if self.limits is not None:
+            self.limits.ended(job_id, event.state == COMPLETED_KILLED, killed_by_us, now)
         if event.state != COMPLETED_KILLED:
             book.states[job_id] = COMPLETED
             if self.classes is not None:
@@ -338,7 +360,8 @@ class DecisionCore:
         classifier = predictions = model = None
         reports: dict[str, pd.DataFrame] = {}
         if self.classes is not None:
-            classifier = self.classes.summary(self.kills.kills if self.kills is not None else 0)
+            classifier = self.classes.summary(self.kills.kills if self.kills is not None else 0,
+                                              self.limits.summary() if self.limits is not None else {})
             model = self.classes.classifier
             reports["classifier_weeks"] = model.weekly_report()
             reports["feature_importances"] = model.feature_importances().reset_index()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from scheduler.core.alarms import Alarms
 from scheduler.core.algorithm import Algorithm
+from scheduler.core.decision.admission import Admission
 from scheduler.core.decision.book import JobBook
 from scheduler.core.decision.parts import KillRules, RuntimeKnowledge
 from scheduler.core.events import Decision
@@ -29,6 +30,8 @@ class Kills:
         self.algorithm = algorithm
         self.knowledge = knowledge
         self.safeguard = Safeguard(alarms, profile_reuse, on_demand=rules.kill_on != "deadline")
+        #: The limits' admission (:mod:`.limits`), when the site states limits: it covers the jobs past their trial.
+        self.admission: Admission | None = None
 
     @property
     def kills(self) -> int:
@@ -44,9 +47,32 @@ class Kills:
         trial are in the way. Whether the plan changed (a job was spared)."""
         safeguard = self.safeguard
         decisions.extend(safeguard.due(now, self.book.running))
+        if self.admission is not None and safeguard.overtime:
+            return self._limited_kills(now, decisions)
         if self.rules.kill_on in ("blocking", "patient") and safeguard.overtime:
             return self._kill_blocking(now, decisions)
         return False
+
+    def _limited_kills(self, now: float, decisions: list[Decision]) -> bool:
+        """Under the limits: the jobs past their trial that may still be killed are covered up to the time they have
+        run, or released (they run on as large jobs, planned with their request, never killed); then the kills of
+        ``kill_on`` blocking or patient, and the jobs spared then can no longer be killed: their trial passed. Whether
+        the plan changed."""
+        replan = False
+        safeguard, book, admission = self.safeguard, self.book, self.admission
+        for job_id in list(safeguard.overtime):
+            job = book.jobs[job_id]
+            if not admission.cover(job_id, job.res * (now - book.starts[job_id])):
+                safeguard.spare(job_id)
+                self.algorithm.expect_end(job_id, book.starts[job_id] + self.knowledge.estimate(job))
+                replan = True
+        overtime = list(safeguard.overtime)
+        if self.rules.kill_on in ("blocking", "patient") and overtime:
+            replan |= self._kill_blocking(now, decisions)
+            for job_id in overtime:
+                if job_id not in safeguard.overtime and job_id not in safeguard.killing:
+                    admission.passed(job_id)
+        return replan
 
     def started(self, job: Job, trial: float, now: float, decisions: list[Decision]) -> None:
         """A watched job started: the safeguard acts once it has run ``trial`` seconds."""

@@ -91,6 +91,24 @@ class PromotionRules:
 
 
 @dataclass(frozen=True)
+class LimitRules:
+    """The limits a site states, kept by admission (:mod:`scheduler.core.decision.admission`): at most ``kills`` of
+    the jobs killed and ``waste`` of the useful work wasted, at every moment (None: no such limit)."""
+
+    kills: float | None = None
+    waste: float | None = None
+    #: Whom the trials the limits allow go to: ``arrival`` (first come), ``p-small`` (the likelier small) or
+    #: ``value`` (the likelier small per processor-second a failed trial would waste).
+    order: str = "arrival"
+    #: Whether a job refused a trial may get one later, while it still waits (``waiting``) or not (``none``).
+    readmit: str = "none"
+
+    @property
+    def active(self) -> bool:
+        return self.kills is not None or self.waste is not None
+
+
+@dataclass(frozen=True)
 class Parts:
     """What a :class:`~scheduler.core.decision.DecisionCore` is made of."""
 
@@ -110,5 +128,6 @@ class Parts:
     trials: TrialRules = field(default_factory=TrialRules)
     kills: KillRules = field(default_factory=KillRules)
     promotion: PromotionRules = field(default_factory=PromotionRules)
+    limits: LimitRules = field(default_factory=LimitRules)
     #: What the outcome says of the classifier and the predictions besides their own reports (their names).
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
