@@ -55,6 +55,8 @@ BUDGETS = ["--kill-budget", "0.08", "--waste-budget", "0.008"]
 WEEK = 7 * 24 * 3600
 #: Nine tenths of the bars.
 BUDGETS9 = ["--kill-budget", "0.09", "--waste-budget", "0.009"]
+#: classification-limited (issue 48): ordered with the site's limits kept by construction.
+LIMITED = ["--variant", "classification-limited"]
 #: A forest of 48 trees (ours has 12): the forest's seed moves fewer answers.
 FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 
@@ -99,6 +101,9 @@ RULES: dict[str, list[str]] = {
     "tolerant48-budget9": [*TOLERANT, *FOREST48, *BUDGETS9],
     "ordered48-budget9": [*ORDERED, *FOREST48, *BUDGETS9],
     "guarded-budget-week": [*GUARDED, *BUDGETS, "--budget-window", str(WEEK)],
+    # issue 48: the limits kept by construction (admission of trials, the retries' wait bounded by any first attempt's)
+    "limited": LIMITED,
+    "limited-started": [*LIMITED, "--overdue-bound", "longest-started"],
 }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scheduler import registry
-from scheduler.core.overdue import OVERDUE_AHEAD_OF, OVERDUE_SCOPES
+from scheduler.core.overdue import OVERDUE_AHEAD_OF, OVERDUE_BOUNDS, OVERDUE_SCOPES
 from scheduler.core.queue import STARVATION_SCOPES
 from scheduler.errors import ConfigError
 from scheduler.knowledge.choices import CLASSIFIER_METHODS, FEATURE_MODES, PARTIAL_ORACLES
@@ -184,12 +184,32 @@ class SchedulerConfig:
                "uncertain keeps 0.84 of class-clairvoyant's reduction on HPC2N FCFS, and LANL-CM5 FCFS's longest wait "
                "is 1.59x base's",
         choice(lambda: OVERDUE_AHEAD_OF), metavar="NAME", group="trials")
+    overdue_bound: str = option(
+        "longest-started", "--promote-overdue killed or killed-one: the wait past which a retry is overdue: "
+                           "longest-started (the longest wait of any first attempt started so far) or longest-any (the "
+                           "same, and the retry waits longer than every first attempt still waiting: none submitted "
+                           "before it waits; a killed job then waits at most as long as a job never killed, plus EASY's "
+                           "bound, and overdue retries overtake only jobs that have waited less: "
+                           "classification-limited)", choice(lambda: OVERDUE_BOUNDS), metavar="NAME", group="trials")
     spare_within: str = option(
         "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "
                 "nor overdue is spared if, running on to its request, that job would still start within the longest "
                 "wait of any job started so far on its first attempt (from its submission), unless killing it would "
                 "let that job start now: none or longest-wait. Measured worse: longest-wait costs SDSC-SP2 7-8 points "
                 "of class-clairvoyant's reduction", choice(lambda: SPARE_WITHIN), metavar="NAME", group="trials")
+    kill_limit: float | None = option(
+        None, "--kill-on blocking, demand or patient: a watched job (classified small or uncertain) gets a trial only if "
+              "the jobs killed plus the open trials stay at most F x the jobs submitted, were it killed too; a job given "
+              "none is large (Q, never killed). No kill is refused: a run kills at most F of its jobs, at every "
+              "moment, on any workload (classification-limited: 0.10)",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
+    waste_limit: float | None = option(
+        None, "--kill-on blocking, demand or patient: a watched job gets a trial only if the work the killed attempts "
+              "wasted plus what every open trial may waste (processors x its length; past its trial, x the time run, "
+              "else it is released: never killed) stay at most F x the work of the jobs completed so far. No kill is "
+              "refused: a run wastes at most F of its useful work, at every moment, on any workload "
+              "(classification-limited: 0.01)",
+        optional(probability_or_one), metavar="F", parse=number_text, group="trials")
     kill_budget: float | None = option(
         None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
               "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
@@ -323,6 +343,12 @@ class SchedulerConfig:
             raise ConfigError("budget_window: it is the window of a budget: set kill_budget or waste_budget too")
         if "overdue_ahead_of" in changed and self.promote_overdue == "none":
             raise ConfigError("overdue_ahead_of: it places overdue jobs: set promote_overdue too")
+        if "overdue_bound" in changed and self.promote_overdue not in ("killed", "killed-one"):
+            raise ConfigError("overdue_bound: it says when a retry is overdue: set promote_overdue killed or "
+                              "killed-one too")
+        if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
+            raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
+                              "set kill_on blocking, demand or patient too")
         if self.starvation_scope != "queue" and self.starvation_threshold is None:
             raise ConfigError(f"starvation_scope {self.starvation_scope!r}: it places starving jobs; set "
                               "starvation_threshold too")

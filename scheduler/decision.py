@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 from scheduler.config import SchedulerConfig
+from scheduler.core.admission import Admission
 from scheduler.core.alarms import Alarms
 from scheduler.core.algorithm import Algorithm
 from scheduler.core.events import (
@@ -116,6 +117,7 @@ class DecisionCore(DecisionExtras):
         self.due_since: dict[str, float] = {}  # promote_overdue: job id -> when its wait reached the bound
         self.trial_history: TrialHistory | None = None  # trial_gate user-history, request-history or user-pause
         self.kill_budget: KillBudget | None = None  # kill_budget, waste_budget: the kills the safeguard may afford
+        self.admission: Admission | None = None  # kill_limit, waste_limit: the trials the limits cover (issue 48)
         # the history gates: uncertain job -> how long it may run and count as a trial that paid, until it ends: its
         # trial if given none (would one have paid?), without bound if tried (its trial paid unless the safeguard
         # killed it: a job spared past its trial cost nothing)
@@ -195,11 +197,13 @@ class DecisionCore(DecisionExtras):
                                               self._bound if self.config.divider_estimates != "none" else None)
         config = self.config
         if config.promote_overdue != "none" or config.spare_within != "none":
-            self.overdue = Overdue()
+            self.overdue = Overdue(waiting_first=config.overdue_bound == "longest-any")
         if config.trial_gate in HISTORY_GATES:
             self.trial_history = TrialHistory(config.trial_history)
         if config.kill_budget is not None or config.waste_budget is not None:
             self.kill_budget = KillBudget(config.kill_budget, config.waste_budget, config.budget_window)
+        if config.kill_limit is not None or config.waste_limit is not None:
+            self.admission = Admission(config.kill_limit, config.waste_limit)
         self._extras = (self.classifier is not None or self.safeguard is not None or self.predictions is not None
                         or bool(config.promote_after) or config.running_siblings == "large" or self.dynamic_jobs
                         or self.overdue is not None)
@@ -220,6 +224,8 @@ class DecisionCore(DecisionExtras):
             return None
         if self.kill_budget is not None:
             self.kill_budget.submitted(now)
+        if self.admission is not None:  # HOOK (issue 48, admission): a first attempt counts
+            self.admission.submit()
         job_class = JobClass.LARGE
         if self.classifier is not None:
             job_class = self.classifier.classify(job, now)
@@ -234,6 +240,8 @@ class DecisionCore(DecisionExtras):
                 self._judged[job.id] = math.inf
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
+            if job_class is not JobClass.LARGE and self.admission is not None:  # HOOK (issue 48): a trial, if granted
+                job_class = self._admitted(job, job_class, now)
             if job_class is not JobClass.LARGE:
                 self.small[job.id] = self._trial_length(job, job_class, now)
                 self.small_waiting.add(job.id)
@@ -247,6 +255,8 @@ class DecisionCore(DecisionExtras):
         if job_class is JobClass.UNCERTAIN and self.config.uncertain_queue == "with-large":
             rank = JobClass.LARGE.rank
         self._enqueue(job, rank, now)
+        if self.overdue is not None and self.overdue.waiting_first:  # HOOK (issue 48, overdue_bound longest-any)
+            self.overdue.submitted(job.id, job.subtime)
         return job
 
     def _trial_length(self, job: Job, job_class: JobClass, now: float) -> float:
@@ -290,6 +300,8 @@ class DecisionCore(DecisionExtras):
             self.trial_history.record(self._history_key(self.jobs[job_id]), paid)
         original = self.origin.get(job_id, job_id)
         killed_by_us = self.safeguard is not None and self.safeguard.ended(job_id)
+        if self.admission is not None:  # HOOK (issue 48): the attempt's trial resolves, its work is useful or wasted
+            self._admission_ended(job_id, event.state == COMPLETED_KILLED, killed_by_us, now)
         if event.state != COMPLETED_KILLED:
             self.states[job_id] = COMPLETED
             if self.kill_budget is not None:
@@ -365,6 +377,8 @@ class DecisionCore(DecisionExtras):
             classifier = {"method": config.classifier, "features": config.features, "divider": config.divider,
                           "nb_small": len(self.small), "kills": self.safeguard.kills if self.safeguard else 0,
                           **({"kills_refused": self.kill_budget.refused} if self.kill_budget else {}),
+                          **({"trials_refused": self.admission.refused, "trials_released": self.admission.released}
+                             if self.admission else {}),
                           **self.classifier.summary()}
             reports["classifier_weeks"] = self.classifier.weekly_report()
             reports["feature_importances"] = self.classifier.feature_importances().reset_index()

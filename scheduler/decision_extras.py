@@ -41,7 +41,9 @@ class DecisionExtras:
             replan |= self._promote_overdue(now)
         if self.safeguard is not None:
             decisions.extend(self.safeguard.due(now, lambda job_id: self.states[job_id] == RUNNING))
-            if self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
+            if self.admission is not None and self.safeguard.overtime:  # HOOK (issue 48): cover, kill, settle
+                replan |= self._limited_kills(now, decisions)
+            elif self.config.kill_on in ("blocking", "patient") and self.safeguard.overtime:
                 replan |= self._kill_blocking(now, decisions)
         if self.predictions is not None:
             self._deadline_misses(now, decisions)
@@ -55,7 +57,7 @@ class DecisionExtras:
         self.starts[job_id] = now
         self._free -= job.res
         if self.overdue is not None and job_id not in self.origin:
-            self.overdue.started(now - job.subtime)
+            self.overdue.started(now - job.subtime, job_id)
         if job_id in self.small_waiting:
             self.small_waiting.discard(job_id)
             if self._siblings:
@@ -150,6 +152,44 @@ class DecisionExtras:
         """Whose trials ``job``'s is judged with: its user's (user-history, user-pause), or its user's with its
         request (request-history)."""
         return sibling_key(job) if HISTORY_GATES[self.config.trial_gate] == "request" else (job.extras.get("user"),)
+
+    # --- issue 48: the limits' admission (scheduler.core.admission) -----------------
+
+    def _admitted(self, job: Job, job_class: JobClass, now: float) -> JobClass:
+        """HOOK (issue 48): the class of the watched ``job`` (small or uncertain): its own if the admission grants it a
+        trial of the length it would have (fixed now), else large (Q, never killed)."""
+        if self.admission.grant(job.id, job.res, self._trial_length(job, job_class, now)):
+            return job_class
+        return JobClass.LARGE
+
+    def _limited_kills(self, now: float, decisions: list[Decision]) -> bool:
+        """HOOK (issue 48): the jobs past their trial that may still be killed now are covered by the limits up to the
+        time they have run, or released (they run on as large jobs, planned with their request, never killed); then
+        the kills of ``kill_on`` blocking or patient; the jobs spared then can no longer be killed: their trial passed.
+        Whether the plan changed."""
+        replan = False
+        for job_id in list(self.safeguard.overtime):
+            job = self.jobs[job_id]
+            if not self.admission.cover(job_id, job.res * (now - self.starts[job_id])):
+                self.safeguard.spare(job_id)
+                self.algorithm.expect_end(job_id, self.starts[job_id] + self.knowledge.estimate(job))
+                replan = True
+        overtime = list(self.safeguard.overtime)
+        if self.config.kill_on in ("blocking", "patient") and overtime:
+            replan |= self._kill_blocking(now, decisions)
+            for job_id in overtime:
+                if job_id not in self.safeguard.overtime and job_id not in self.safeguard.killing:
+                    self.admission.passed(job_id)
+        return replan
+
+    def _admission_ended(self, job_id: str, killed: bool, killed_by_us: bool, now: float) -> None:
+        """HOOK (issue 48): the attempt ``job_id`` ended: its work is useful (completed), wasted (killed by the
+        safeguard) or neither (killed by someone else); its trial, if open, resolves."""
+        work = self.jobs[job_id].res * (now - self.starts[job_id])
+        if not killed or killed_by_us:
+            self.admission.ended(job_id, work, killed)
+        else:
+            self.admission.passed(job_id)
 
     # --- the safeguard's kills ------------------------------------------------------
 

@@ -42,7 +42,7 @@ HISTORY_GATES = {"user-history": "user", "request-history": "request", "user-pau
 #: user's trials until then); under the others, only if it ran within the trial it would have had.
 PAUSE_GATES = ("user-pause",)
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
-                "spare_within", "overdue_ahead_of", "kill_budget", "waste_budget", "budget_window")
+                "spare_within", "overdue_ahead_of", "overdue_bound", "kill_limit", "waste_limit", "kill_budget", "waste_budget", "budget_window")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.
@@ -90,4 +90,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head"},
+    # issue 48: ordered, whose limits hold by construction on any workload: a trial is granted only if the run stays
+    # within 10% of its jobs killed and 1% of its useful work wasted were every open trial killed (a kill is never
+    # refused); a killed job waits at most as long as any job never killed, plus EASY's bound (docs/variants.md)
+    "classification-limited": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
+                               "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
+                               "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
+                               "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head",
+                               "kill_limit": 0.10, "waste_limit": 0.01, "promote_overdue": "killed-one",
+                               "overdue_bound": "longest-any"},
 }

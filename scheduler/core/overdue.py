@@ -19,6 +19,7 @@ retry was already that late. ``tests/test_overdue.py`` checks it in-process.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Callable
 
 #: The queue rank of overdue jobs, by what they go ahead of: every queue (Q_small is 0, the uncertain jobs 1, Q 2),
@@ -32,22 +33,51 @@ OVERDUE_RANK_SET = frozenset(OVERDUE_RANKS.values())
 #: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
 #: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started).
 OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue")
+#: What a job's total wait is bounded by (``overdue_bound``): the longest wait of any first attempt started so far
+#: (longest-started), or of any first attempt, started or still waiting (longest-any: a watched job is overdue only
+#: once it has waited as long as the longest-started AND no first attempt still waiting was submitted before it).
+OVERDUE_BOUNDS = ("longest-started", "longest-any")
 
 
 class Overdue:
     """The longest first-attempt wait so far, and the watched waiting jobs that will be overdue past it."""
 
-    def __init__(self) -> None:
+    def __init__(self, waiting_first: bool = False) -> None:
         #: The longest wait of any job started so far on its first attempt (seconds).
         self.longest = 0.0
+        #: longest-any (issue 48): the first attempts still waiting count too (their submissions, oldest first).
+        self.waiting_first = waiting_first
+        self._first: list[tuple[float, str]] = []  # (submission, job id) of first attempts, lazily pruned
+        self._first_started: set[str] = set()
         self._watched: list[tuple[float, str]] = []  # (submission, job id), oldest first
         self._due: list[tuple[float, str]] = []  # one_at_a_time: due, not promoted yet (submission, job id)
         self._current: str | None = None  # one_at_a_time: the overdue job promoted last
 
-    def started(self, wait: float) -> None:
+    def started(self, wait: float, job_id: str | None = None) -> None:
         """A job started on its first attempt after waiting ``wait`` seconds."""
         if wait > self.longest:
             self.longest = wait
+        if self.waiting_first and job_id is not None:
+            self._first_started.add(job_id)
+
+    def submitted(self, job_id: str, submission: float) -> None:
+        """longest-any: a first attempt submitted at ``submission`` waits (until :meth:`started`)."""
+        if self.waiting_first:
+            heapq.heappush(self._first, (submission, job_id))
+
+    def _oldest_waiting_first(self) -> float:
+        """longest-any: the submission of the oldest first attempt still waiting (inf: none, or not counted)."""
+        first = self._first
+        while first and first[0][1] in self._first_started:
+            self._first_started.discard(heapq.heappop(first)[1])
+        return first[0][0] if first else math.inf
+
+    def _is_due(self, now: float, submission: float) -> bool:
+        """Whether a watched job submitted at ``submission`` has waited the bound at ``now``: ``longest``, and with
+        longest-any, as long as every first attempt still waiting (none was submitted before it)."""
+        if now - submission < self.longest:
+            return False
+        return not self.waiting_first or submission <= self._oldest_waiting_first()
 
     def watch(self, job_id: str, submission: float) -> None:
         """A waiting job becomes overdue once ``longest`` seconds have passed since ``submission``."""
@@ -60,7 +90,7 @@ class Overdue:
         longer ``waiting`` are forgotten."""
         overdue = []
         watched = self._watched
-        while watched and now - watched[0][0] >= self.longest:
+        while watched and self._is_due(now, watched[0][0]):
             _, job_id = heapq.heappop(watched)
             if waiting(job_id):
                 overdue.append(job_id)
@@ -94,5 +124,10 @@ class Overdue:
         return []
 
     def next_due(self) -> float | None:
-        """When the oldest watched job will be overdue if ``longest`` does not grow (None: none watched)."""
-        return self._watched[0][0] + self.longest if self._watched else None
+        """When the oldest watched job will be overdue if ``longest`` does not grow (None: none watched; longest-any:
+        none, while a first attempt submitted before it waits: it will be due, if ever, at a start, a decision)."""
+        if not self._watched:
+            return None
+        if self.waiting_first and self._watched[0][0] > self._oldest_waiting_first():
+            return None
+        return self._watched[0][0] + self.longest
