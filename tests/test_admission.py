@@ -1,0 +1,194 @@
+"""Issue 48: the limits a site states, kept by construction (``--kill-limit``, ``--waste-limit``,
+:mod:`scheduler.core.admission`; ``--overdue-bound longest-any``, :mod:`scheduler.core.overdue`), decided in-process:
+on random workloads, under FCFS and SPF, no run kills more than K of its jobs or wastes more than W of its useful work
+at any moment (checked after every decision), and no killed job waits past the bound."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.compose import build_core
+from scheduler.config import SchedulerConfig
+from scheduler.core.admission import Admission
+from scheduler.core.events import KILLED, Execute, JobCompleted, JobSubmitted, Kill
+from scheduler.errors import ConfigError
+from scheduler.sim.engine import BatsimEngine, SimulationOptions
+
+from tests.helpers import make_workload
+from tests.test_overdue import TOLERANT, killed_waits, workloads
+from tests.test_safeguard import StubClassifier
+
+#: classification-limited's rules, its limits aside.
+LIMITED = {name: value for name, value in SchedulerConfig.variant("classification-limited").to_dict().items()
+           if name in ("probe_threshold", "divider_estimates", "probe_length", "probe_limit", "kill_on", "kill_for",
+                       "head_slack", "promote_after", "order_by", "promote_scope", "promote_overdue",
+                       "overdue_bound")}
+
+
+def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base=None, **options):
+    """A run decided in-process; after every decision, what the run has done so far is checked against the limits.
+    Returns the jobs' table, the core and the number of decisions checked."""
+    config = SchedulerConfig(**{"classifier": "rf", "safeguard": "kill", **(base or LIMITED), **options},
+                             policy=policy)
+    core = build_core(config, classifier=StubClassifier(set(small), divider, set(uncertain)))
+    seen = {"submitted": 0, "killed": set(), "wasted": 0.0, "useful": 0.0, "starts": {}, "checks": 0}
+    kills, waste = config.kill_limit, config.waste_limit
+
+    def decide(now, events):
+        for event in events:
+            if isinstance(event, JobSubmitted) and "#" not in event.job.id:
+                seen["submitted"] += 1
+            elif isinstance(event, JobCompleted):
+                work = core.jobs[event.job_id].res * (now - seen["starts"][event.job_id])
+                seen["wasted" if event.state == KILLED else "useful"] += work
+        decisions = core.decide(now, events)
+        for decision in decisions:
+            if isinstance(decision, Execute):
+                seen["starts"][decision.job_id] = now
+            elif isinstance(decision, Kill):
+                seen["killed"].update(decision.job_ids)
+        # at every moment: the jobs killed (a kill decided counts at once), the work the killed attempts wasted
+        if kills is not None:
+            assert len(seen["killed"]) <= kills * seen["submitted"]
+        if waste is not None:
+            assert seen["wasted"] <= waste * seen["useful"] * (1 + 1e-9)
+        assert core.admission is None or core.admission.holds()
+        seen["checks"] += 1
+        return decisions
+
+    options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
+    result = BatsimEngine(make_workload(jobs, nb_res), options=options).run(decide)
+    assert core.admission is None or core.admission.open == 0  # every trial resolved
+    return result.jobs.set_index("job_id"), core, seen["checks"]
+
+
+def first_attempt_waits(table):
+    first = table[~table.index.str.contains("#", regex=False)]
+    return first["starting_time"] - first["submission_time"]
+
+
+def assert_wait_bounded(table, core, longest_request):
+    """Each killed job's total wait is at most max(the longest wait of any first attempt in the run, its wait up to
+    the kill) plus the longest request for itself and for each overdue job that started between its becoming due and
+    its start (EASY's bound for the first waiting job, one overdue job at a time)."""
+    longest = first_attempt_waits(table).max()
+    starts = {f"w0!{job_id}": start for job_id, start in table["starting_time"].items()}
+    for original, (submitted, killed, start, retry) in killed_waits(table, core).items():
+        due = core.due_since.get(retry)
+        if due is None:  # started before it was due
+            assert start - submitted <= max(longest, killed - submitted) + 1e-6
+            continue
+        assert due - submitted <= max(longest, killed - submitted) + 1e-6
+        before = sum(due <= starts[other] < start for other in core.due_since if other != retry)
+        assert start - submitted <= max(longest, killed - submitted) + (before + 1) * longest_request + 1e-6
+
+
+# --- the arithmetic ------------------------------------------------------------------------------------------
+
+
+def test_a_trial_is_granted_only_if_the_jobs_limit_holds_were_every_open_trial_killed():
+    admission = Admission(kills=0.2)
+    for _ in range(10):
+        admission.submit()
+    assert admission.grant("a", 1, 100.0) and admission.grant("b", 1, 100.0)  # 0 + 2 <= 0.2 x 10
+    assert not admission.grant("c", 1, 100.0) and admission.refused == 1  # 3 > 2
+    admission.ended("a", 100.0, killed=True)  # resolves to killed: 1 + 1 open
+    assert not admission.grant("c", 1, 100.0)
+    admission.ended("b", 50.0, killed=False)  # passed: 1 + 0 open
+    assert admission.grant("c", 1, 100.0) and admission.holds()
+
+
+def test_a_trial_is_granted_only_if_the_work_limit_covers_its_processors_times_its_length():
+    admission = Admission(waste=0.1)
+    assert not admission.grant("a", 1, 1.0)  # nothing completed yet: nothing to waste
+    admission.ended("x", 10_000.0, killed=False)  # 1,000 may be wasted
+    assert admission.grant("a", 4, 200.0)  # 800
+    assert not admission.grant("b", 2, 150.0)  # 800 + 300 > 1,000
+    assert admission.grant("b", 1, 200.0)  # 1,000
+    assert admission.covered == 1_000.0 and admission.holds()
+
+
+def test_a_trial_past_its_end_is_covered_while_the_limit_allows_then_released():
+    admission = Admission(waste=0.1)
+    admission.ended("x", 10_000.0, killed=False)
+    assert admission.grant("a", 2, 100.0)  # 200
+    assert admission.cover("a", 150.0)  # within what it was granted
+    assert admission.cover("a", 900.0) and admission.covered == 900.0  # raised
+    assert not admission.cover("a", 1_100.0)  # the limit cannot cover it: released, never killed
+    assert admission.released == 1 and not admission.is_open("a") and admission.covered == 0.0
+
+
+# --- in-process: constructed runs -----------------------------------------------------------------------------
+
+# Three short jobs, then uncertain job 3 (3 processors, asks 10,000 s, runs 2,000 s) is tried and killed at the end of
+# its trial (100 s) for small job 4, which needs the whole machine; jobs 5 and 6 (uncertain) come later.
+SPENT = [(0, 1, 20, 5)] * 3 + [(6, 3, 10_000, 2_000), (10, 4, 50, 50), (150, 3, 1_000, 200), (160, 3, 1_000, 200)]
+
+
+def test_while_the_limit_is_taken_by_open_trials_and_kills_a_new_job_gets_no_trial_and_is_large():
+    table, core, _ = run(SPENT, 4, small={"w0!4"}, uncertain={"w0!3", "w0!5", "w0!6"}, base=TOLERANT,
+                         kill_limit=0.4)
+    # job 3: 0 + 1 of 0.4 x 4 submitted; job 4 (small): 0 + 2 of 0.4 x 5; it runs from 106 to 156
+    assert table.loc["3", "metadata"] == "class=uncertain" and table.loc["4", "metadata"] == "class=small"
+    assert table.loc["3", "final_state"] == "COMPLETED_KILLED"  # the kill is not refused
+    assert table.loc["5", "metadata"] == "class=large"  # at 150: 1 killed + 1 open (job 4) + 1 > 0.4 x 6
+    assert table.loc["6", "metadata"] == "class=uncertain"  # at 160 job 4's trial has passed: 1 + 0 + 1 <= 0.4 x 7
+    assert core.admission.refused == 1 and core.safeguard.kills == 2  # job 6 too: 2 of 7 <= 0.4 x 7
+
+
+# Job 0 (4 processors) completes at 1,000 (4,000 of useful work); large job 1 (2 processors, runs 2,500 s) and
+# uncertain job 2 (2 processors, asks 5,000 s, runs 3,000 s) start at 1,000 and 1,001; small job 3 needs the whole
+# machine. Under kill_on patient job 2 runs on past its trial (100 s) until job 3 could start with its processors,
+# at 3,500, when job 1 ends: killed then, it would have wasted 4,998, which a waste limit of 0.5 x 9,000 cannot cover.
+PATIENT = [(0, 4, 1_000, 1_000), (1_000, 2, 2_500, 2_500), (1_001, 2, 5_000, 3_000), (1_050, 4, 50, 50)]
+
+
+def test_a_job_past_its_trial_that_the_limit_no_longer_covers_is_released_not_refused():
+    patient = {**TOLERANT, "kill_on": "patient"}
+    table, core, _ = run(PATIENT, 4, small={"w0!3"}, uncertain={"w0!2"}, base=patient)
+    assert table.loc["2", "final_state"] == "COMPLETED_KILLED" and table.loc["2", "finish_time"] == 3_500
+    table, core, _ = run(PATIENT, 4, small={"w0!3"}, uncertain={"w0!2"}, base=patient, waste_limit=0.5)
+    assert table.loc["2", "metadata"] == "class=uncertain"  # granted: 200 of 2,000
+    assert table.loc["2", "final_state"] == "COMPLETED_SUCCESSFULLY" and core.admission.released == 1
+    assert core.safeguard.kills == 0 and table.loc["3", "starting_time"] == 4_001
+
+
+# --- in-process: random workloads ---------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
+       st.sampled_from([0.1, 0.25, 0.5]), st.sampled_from([None, 0.01, 0.05, 0.3]),
+       st.sampled_from(["limited", "blocking", "patient", "demand"]))
+def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules):
+    jobs, small, uncertain = workload
+    base = LIMITED if rules == "limited" else {**TOLERANT, "kill_on": rules}
+    _, core, checks = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, base=base,
+                          kill_limit=kills, waste_limit=waste)
+    assert checks > 0 and core.admission.submitted == len(jobs)
+
+
+@settings(max_examples=120, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
+       st.sampled_from([0.25, 0.5]))
+def test_no_killed_job_waits_past_the_longest_wait_of_a_job_never_killed_plus_easys_bound(workload, policy, divider,
+                                                                                         kills):
+    jobs, small, uncertain = workload
+    table, core, _ = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, kill_limit=kills)
+    assert_wait_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
+
+
+def test_the_limits_need_kills_decided_by_the_core():
+    with pytest.raises(ConfigError, match="kill_on blocking, demand or patient"):
+        SchedulerConfig(classifier="rf", safeguard="kill", kill_limit=0.1)
+    with pytest.raises(ConfigError, match="kill_limit"):
+        SchedulerConfig(**TOLERANT, kill_limit=0.0)
+    with pytest.raises(ConfigError, match="overdue_bound"):
+        SchedulerConfig(**TOLERANT, overdue_bound="longest-any")
+
+
+def test_classification_limited_is_ordered_with_the_limits_and_the_retries_wait_bound():
+    limited = SchedulerConfig.variant("classification-limited").to_dict()
+    ordered = SchedulerConfig.variant("classification-ordered").to_dict()
+    assert limited == {**ordered, "kill_limit": 0.10, "waste_limit": 0.01, "promote_overdue": "killed-one",
+                       "overdue_bound": "longest-any"}
