@@ -104,6 +104,10 @@ RULES: dict[str, list[str]] = {
     # issue 48: the limits kept by construction (admission of trials, the retries' wait bounded by any first attempt's)
     "limited": LIMITED,
     "limited-started": [*LIMITED, "--overdue-bound", "longest-started"],
+    "limited-kw": [*ORDERED, "--kill-limit", "0.1", "--waste-limit", "0.01"],
+    "limited-behind-small": [*LIMITED, "--overdue-ahead-of", "uncertain"],
+    "limited-r1.5": [*LIMITED, "--overdue-after", "1.5"],
+    "limited-started-r1.5": [*LIMITED, "--overdue-after", "1.5", "--overdue-bound", "longest-started"],
 }
 
 

@@ -34,6 +34,13 @@ from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR,
 __all__ = ["Option", "SchedulerConfig", "VARIANTS"]
 
 
+def positive_factor(value: Any) -> float:
+    """A factor of at least 1 (a bound may not be tighter than what it is stated in)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 1 <= value < float("inf"):
+        raise ValueError(f"expected a number of at least 1, got {value!r}")
+    return float(value)
+
+
 # --- the configuration ---------------------------------------------------------------------
 
 
@@ -191,6 +198,11 @@ class SchedulerConfig:
                            "before it waits; a killed job then waits at most as long as a job never killed, plus EASY's "
                            "bound, and overdue retries overtake only jobs that have waited less: "
                            "classification-limited)", choice(lambda: OVERDUE_BOUNDS), metavar="NAME", group="trials")
+    overdue_after: float = option(
+        1.0, "--promote-overdue killed or killed-one: a retry is overdue once its total wait reaches F x the bound "
+             "(--overdue-bound): a limit the site states, a killed job waiting at most F x as long as a job never "
+             "killed, plus EASY's bound (classification-limited: 1.5, the longest wait's bar against base)",
+        positive_factor, metavar="F", parse=number_text, group="trials")
     spare_within: str = option(
         "none", "--kill-on blocking: a job past its trial in the way of a first waiting job neither classified small "
                 "nor overdue is spared if, running on to its request, that job would still start within the longest "
@@ -343,9 +355,10 @@ class SchedulerConfig:
             raise ConfigError("budget_window: it is the window of a budget: set kill_budget or waste_budget too")
         if "overdue_ahead_of" in changed and self.promote_overdue == "none":
             raise ConfigError("overdue_ahead_of: it places overdue jobs: set promote_overdue too")
-        if "overdue_bound" in changed and self.promote_overdue not in ("killed", "killed-one"):
-            raise ConfigError("overdue_bound: it says when a retry is overdue: set promote_overdue killed or "
-                              "killed-one too")
+        for name in ("overdue_bound", "overdue_after"):
+            if name in changed and self.promote_overdue not in ("killed", "killed-one"):
+                raise ConfigError(f"{name}: it says when a retry is overdue: set promote_overdue killed or "
+                                  "killed-one too")
         if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
             raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
                               "set kill_on blocking, demand or patient too")

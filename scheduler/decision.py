@@ -197,7 +197,7 @@ class DecisionCore(DecisionExtras):
                                               self._bound if self.config.divider_estimates != "none" else None)
         config = self.config
         if config.promote_overdue != "none" or config.spare_within != "none":
-            self.overdue = Overdue(waiting_first=config.overdue_bound == "longest-any")
+            self.overdue = Overdue(waiting_first=config.overdue_bound == "longest-any", factor=config.overdue_after)
         if config.trial_gate in HISTORY_GATES:
             self.trial_history = TrialHistory(config.trial_history)
         if config.kill_budget is not None or config.waste_budget is not None:

@@ -42,7 +42,7 @@ HISTORY_GATES = {"user-history": "user", "request-history": "request", "user-pau
 #: user's trials until then); under the others, only if it ran within the trial it would have had.
 PAUSE_GATES = ("user-pause",)
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
-                "spare_within", "overdue_ahead_of", "overdue_bound", "kill_limit", "waste_limit", "kill_budget", "waste_budget", "budget_window")
+                "spare_within", "overdue_ahead_of", "overdue_bound", "overdue_after", "kill_limit", "waste_limit", "kill_budget", "waste_budget", "budget_window")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.

@@ -66,6 +66,10 @@ EXAMPLES = {
     "kill_budget": ("0.08", 0.08, 0.08),
     "waste_budget": ("0.008", 0.008, 0.008),
     "budget_window": ("604800", 604800, 604800.0),
+    "kill_limit": ("0.1", 0.1, 0.1),
+    "waste_limit": ("0.01", 0.01, 0.01),
+    "overdue_bound": ("Longest-any", "longest-any", "longest-any"),
+    "overdue_after": ("1.5", 1.5, 1.5),
     "uncertain_queue": ("with-large", "with-large", "with-large"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
@@ -87,6 +91,8 @@ NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"pol
           "trial_history": {"probe_threshold": 0.02, "trial_gate": "user-history"}}
 NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_budget", "waste_budget")}
 NEEDS |= {"budget_window": {"kill_on": "blocking", "kill_budget": 0.08}}
+NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_limit", "waste_limit")}
+NEEDS |= {name: {"promote_overdue": "killed-one"} for name in ("overdue_bound", "overdue_after")}
 
 #: Meaningless values, each with what the error must say besides the option's name.
 BAD = [
@@ -118,6 +124,10 @@ BAD = [
     ("kill_budget", 1.5, "number in"),
     ("waste_budget", -0.01, "number in"),
     ("budget_window", 0, "positive"),
+    ("kill_limit", 0, "number in"),
+    ("waste_limit", 1.5, "number in"),
+    ("overdue_bound", "longest", "unknown value"),
+    ("overdue_after", 0.5, "at least 1"),
     ("trial_gate", "user", "unknown value"),
     ("probe_threshold", 1.0, "probability"),
     ("probe_threshold", -0.5, "probability"),

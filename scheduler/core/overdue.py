@@ -42,9 +42,11 @@ OVERDUE_BOUNDS = ("longest-started", "longest-any")
 class Overdue:
     """The longest first-attempt wait so far, and the watched waiting jobs that will be overdue past it."""
 
-    def __init__(self, waiting_first: bool = False) -> None:
+    def __init__(self, waiting_first: bool = False, factor: float = 1.0) -> None:
         #: The longest wait of any job started so far on its first attempt (seconds).
         self.longest = 0.0
+        #: overdue_after (issue 48): a watched job is overdue once it has waited ``factor`` x ``longest``.
+        self.factor = factor
         #: longest-any (issue 48): the first attempts still waiting count too (their submissions, oldest first).
         self.waiting_first = waiting_first
         self._first: list[tuple[float, str]] = []  # (submission, job id) of first attempts, lazily pruned
@@ -75,7 +77,7 @@ class Overdue:
     def _is_due(self, now: float, submission: float) -> bool:
         """Whether a watched job submitted at ``submission`` has waited the bound at ``now``: ``longest``, and with
         longest-any, as long as every first attempt still waiting (none was submitted before it)."""
-        if now - submission < self.longest:
+        if now - submission < self.factor * self.longest:
             return False
         return not self.waiting_first or submission <= self._oldest_waiting_first()
 
@@ -130,4 +132,4 @@ class Overdue:
             return None
         if self.waiting_first and self._watched[0][0] > self._oldest_waiting_first():
             return None
-        return self._watched[0][0] + self.longest
+        return self._watched[0][0] + self.factor * self.longest
