@@ -57,6 +57,9 @@ WEEK = 7 * 24 * 3600
 BUDGETS9 = ["--kill-budget", "0.09", "--waste-budget", "0.009"]
 #: classification-limited (issue 48): ordered with the site's limits kept by construction.
 LIMITED = ["--variant", "classification-limited"]
+#: A bound on the killed jobs' waits tried with it (measured worse): a retry is overdue once it has waited the longest
+#: wait of any first attempt, started or still waiting.
+LIMITED_OVERDUE = ["--promote-overdue", "killed-one", "--overdue-bound", "longest-any"]
 #: A forest of 48 trees (ours has 12): the forest's seed moves fewer answers.
 FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 
@@ -103,11 +106,10 @@ RULES: dict[str, list[str]] = {
     "guarded-budget-week": [*GUARDED, *BUDGETS, "--budget-window", str(WEEK)],
     # issue 48: the limits kept by construction (admission of trials, the retries' wait bounded by any first attempt's)
     "limited": LIMITED,
-    "limited-started": [*LIMITED, "--overdue-bound", "longest-started"],
-    "limited-kw": [*ORDERED, "--kill-limit", "0.1", "--waste-limit", "0.01"],
-    "limited-behind-small": [*LIMITED, "--overdue-ahead-of", "uncertain"],
-    "limited-r1.5": [*LIMITED, "--overdue-after", "1.5"],
-    "limited-started-r1.5": [*LIMITED, "--overdue-after", "1.5", "--overdue-bound", "longest-started"],
+    "limited-overdue": [*LIMITED, *LIMITED_OVERDUE],
+    "limited-overdue-behind-small": [*LIMITED, *LIMITED_OVERDUE, "--overdue-ahead-of", "uncertain"],
+    "limited-overdue-1.5": [*LIMITED, *LIMITED_OVERDUE, "--overdue-after", "1.5"],
+    "limited-overdue-started-1.5": [*LIMITED, "--promote-overdue", "killed-one", "--overdue-after", "1.5"],
 }
 
 
