@@ -5,7 +5,11 @@ run (the median over the seeds of each measure) falls short of class-clairvoyant
 it, 3 points), its AWF is at most 1.10x class-clairvoyant's, its large jobs' mean bsld at most +10% against base
 (FCFS) or class-clairvoyant's change plus 10 points (SPF).
 
-    python experiments/limited_summary.py OUT/loto_points.csv RULE [RULE...]
+    python experiments/limited_summary.py POINTS.csv [POINTS.csv...] [--rules RULE,...] [--loto]
+
+``--loto``: leave-one-trace-out with these bars, among the rules run with seeds 0-4 on the five traces: for each
+trace, the rule meeting them on the most trace and policy pairs of the four others (then the highest least median
+share), and how it does on the trace left out.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def typical(median: pd.Series) -> list[str]:
 def summary(points: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (rule, trace, policy), runs in points.groupby(KEYS, sort=False):
-        median = runs.drop(columns=["bars_met", "all_met"]).median(numeric_only=True)
+        median = runs.drop(columns=["bars_met", "all_met"]).median(numeric_only=True).astype(object)
         median["policy"] = policy
         runs_missed = sorted({bar for _, run in runs.iterrows() for bar in every_run(run)})
         rows.append({"rule": rule, "trace": trace, "policy": policy, "seeds": len(runs),
@@ -72,7 +76,37 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+TRACES = ["KTH-SP2", "SDSC-SP2", "HPC2N", "LANL-CM5", "SDSC-DS"]
+
+
+def loto(table: pd.DataFrame) -> pd.DataFrame:
+    """Leave-one-trace-out on ``summary``'s rows (rules with five seeds on the five traces)."""
+    table = table[(table["seeds"] == 5) & table["trace"].isin(TRACES)].copy()
+    table["met"] = (table["missed (every run)"] == "none") & (table["missed (typical)"] == "none")
+    complete = table.groupby("rule")["trace"].nunique()
+    table = table[table["rule"].isin(complete[complete == len(TRACES)].index)]
+    rows = []
+    for left_out in TRACES:
+        others = table[table["trace"] != left_out]
+        score = others.groupby("rule").agg(met=("met", "sum"), worst=("share", "min"))
+        chosen = score.sort_values(["met", "worst"], ascending=False).index[0]
+        for _, row in table[(table["rule"] == chosen) & (table["trace"] == left_out)].iterrows():
+            rows.append({"left out": left_out, "chosen": chosen, "met on the others": int(score.loc[chosen, "met"]),
+                         **row.drop(["rule", "trace", "met"]).to_dict()})
+    return pd.DataFrame(rows)
+
+
 if __name__ == "__main__":
-    points = pd.read_csv(sys.argv[1])
-    points = points[points["rule"].isin(sys.argv[2:])] if len(sys.argv) > 2 else points
-    print(markdown(summary(points)))
+    args = sys.argv[1:]
+    rules = None
+    if "--rules" in args:
+        rules = args[args.index("--rules") + 1].split(",")
+        del args[args.index("--rules"):args.index("--rules") + 2]
+    with_loto = "--loto" in args
+    files = [arg for arg in args if arg != "--loto"]
+    points = pd.concat([pd.read_csv(path) for path in files]).drop_duplicates(["rule", "trace", "policy", "seed"])
+    table = summary(points)
+    if with_loto:
+        print(loto(table).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print()
+    print(markdown(table[table["rule"].isin(rules)] if rules else table))
