@@ -26,7 +26,7 @@ from scheduler.option import (Option, checked, choice, divider_value, integer_te
                               non_empty_text, non_negative, number_text, option, optional, options_of,
                               positive_integer, positive_seconds, probability_below_one, probability_or_one, registered,
                               seed_value, timezone_value)
-from scheduler.variants import (CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
+from scheduler.variants import (LIMIT_ORDERS, CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
                                 PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
                                 PROMOTE_SCOPES, SIBLINGS, SPARE_WITHIN, TRIAL_GATES, UNCERTAIN_QUEUES,
                                 HISTORY_GATES, VARIANTS)
@@ -222,6 +222,11 @@ class SchedulerConfig:
               "refused: a run wastes at most F of its useful work, at every moment, on any workload "
               "(classification-limited: 0.01)",
         optional(probability_or_one), metavar="F", parse=number_text, group="trials")
+    limit_order: str = option(
+        "arrival", "--kill-limit: which watched jobs the jobs' limit spends its trials on: arrival (first come, first "
+                   "served) or p-small (a job refused a trial takes the place of the trial not started yet with the "
+                   "lowest probability of being small, by the forest, if lower than its own: that job waits in Q as "
+                   "large; no constant)", choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials")
     kill_budget: float | None = option(
         None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
               "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
@@ -359,6 +364,8 @@ class SchedulerConfig:
             if name in changed and self.promote_overdue not in ("killed", "killed-one"):
                 raise ConfigError(f"{name}: it says when a retry is overdue: set promote_overdue killed or "
                                   "killed-one too")
+        if "limit_order" in changed and self.kill_limit is None:
+            raise ConfigError("limit_order: it orders the trials the jobs' limit grants: set kill_limit too")
         if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
             raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
                               "set kill_on blocking, demand or patient too")

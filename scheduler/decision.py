@@ -241,7 +241,7 @@ class DecisionCore(DecisionExtras):
             if job_class is not JobClass.LARGE and self._sibling_ran_long(job, now):
                 job_class = JobClass.LARGE
             if job_class is not JobClass.LARGE and self.admission is not None:  # HOOK (issue 48): a trial, if granted
-                job_class = self._admitted(job, job_class, now)
+                job_class = self._admitted(job, job_class, now, decisions)
             if job_class is not JobClass.LARGE:
                 self.small[job.id] = self._trial_length(job, job_class, now)
                 self.small_waiting.add(job.id)

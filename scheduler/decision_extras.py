@@ -155,12 +155,35 @@ class DecisionExtras:
 
     # --- issue 48: the limits' admission (scheduler.core.admission) -----------------
 
-    def _admitted(self, job: Job, job_class: JobClass, now: float) -> JobClass:
+    def _admitted(self, job: Job, job_class: JobClass, now: float, decisions: list[Decision]) -> JobClass:
         """HOOK (issue 48): the class of the watched ``job`` (small or uncertain): its own if the admission grants it a
-        trial of the length it would have (fixed now), else large (Q, never killed)."""
-        if self.admission.grant(job.id, job.res, self._trial_length(job, job_class, now)):
+        trial of the length it would have (fixed now), else large (Q, never killed). limit_order p-small: refused, it
+        may take the place of a trial not started yet whose P(small) is lower (that one is withdrawn: large)."""
+        length = self._trial_length(job, job_class, now)
+        ordered = self.config.limit_order == "p-small" and hasattr(self.classifier, "p_small")
+        p_small = self.classifier.p_small(job.id) if ordered else None
+        if self.admission.grant(job.id, job.res, length):
+            if ordered:
+                self.admission.track(job.id, p_small)
             return job_class
+        if ordered:
+            withdrawn = self.admission.displace(job.id, job.res, length, p_small, self.small_waiting.__contains__)
+            if withdrawn is not None:
+                self._withdraw(withdrawn, now, decisions)
+                self.admission.track(job.id, p_small)
+                return job_class
         return JobClass.LARGE
+
+    def _withdraw(self, job_id: str, now: float, decisions: list[Decision]) -> None:
+        """limit_order p-small: the waiting watched ``job_id`` gives its trial up: it waits in Q as a large job."""
+        job = self.jobs[job_id]
+        self.small_waiting.discard(job_id)
+        del self.small[job_id]
+        self.algorithm.requeue(job, self._estimate(job), JobClass.LARGE.rank, now)
+        if self.config.promote_after:
+            heapq.heappush(self._promotions, (job.subtime + self.config.promote_after * self.knowledge.estimate(job),
+                                              job_id))
+        decisions.append(SetMetadata(job_id, CLASS_METADATA[JobClass.LARGE]))
 
     def _limited_kills(self, now: float, decisions: list[Decision]) -> bool:
         """HOOK (issue 48): the jobs past their trial that may still be killed now are covered by the limits up to the

@@ -28,6 +28,8 @@ RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Which jobs a promotion out of Q (promote_after) moves: the job alone, with every job of Q before it in the
 #: policy's order (no job of Q is overtaken by a promotion), or with the first of them (one for one).
 PROMOTE_SCOPES = ("job", "ahead", "head")
+#: --kill-limit: which watched jobs get the trials the limit allows: first come, or the likelier small first.
+LIMIT_ORDERS = ("arrival", "p-small")
 #: Where uncertain jobs wait for their trial: ahead of Q, or in Q in the policy's order.
 UNCERTAIN_QUEUES = ("ahead", "with-large")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
@@ -42,7 +44,7 @@ HISTORY_GATES = {"user-history": "user", "request-history": "request", "user-pau
 #: user's trials until then); under the others, only if it ran within the trial it would have had.
 PAUSE_GATES = ("user-pause",)
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
-                "spare_within", "overdue_ahead_of", "overdue_bound", "overdue_after", "kill_limit", "waste_limit", "kill_budget", "waste_budget", "budget_window")
+                "spare_within", "overdue_ahead_of", "overdue_bound", "overdue_after", "kill_limit", "waste_limit", "limit_order", "kill_budget", "waste_budget", "budget_window")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.

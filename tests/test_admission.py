@@ -26,12 +26,26 @@ LIMITED = {**{name: value for name, value in SchedulerConfig.variant("classifica
            "promote_overdue": "killed-one", "overdue_bound": "longest-any"}
 
 
-def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base=None, **options):
+class LikelyClassifier(StubClassifier):
+    """A stub whose P(small) of job ``w0!i`` is ``likely[i]``."""
+
+    def __init__(self, small_ids, divider, uncertain_ids, likely):
+        super().__init__(small_ids, divider, uncertain_ids)
+        self.likely = likely
+
+    def p_small(self, job_id):
+        return self.likely[int(job_id.partition("!")[2].partition("#")[0])]
+
+
+def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base=None, likely=None, **options):
     """A run decided in-process; after every decision, what the run has done so far is checked against the limits.
-    Returns the jobs' table, the core and the number of decisions checked."""
+    Returns the jobs' table, the core and the number of decisions checked. ``likely``: the jobs' P(small), by
+    index (the forest's probabilities, for ``limit_order`` p-small)."""
     config = SchedulerConfig(**{"classifier": "rf", "safeguard": "kill", **(base or LIMITED), **options},
                              policy=policy)
-    core = build_core(config, classifier=StubClassifier(set(small), divider, set(uncertain)))
+    classifier = (StubClassifier(set(small), divider, set(uncertain)) if likely is None
+                  else LikelyClassifier(set(small), divider, set(uncertain), likely))
+    core = build_core(config, classifier=classifier)
     seen = {"submitted": 0, "killed": set(), "wasted": 0.0, "useful": 0.0, "starts": {}, "checks": 0}
     kills, waste = config.kill_limit, config.waste_limit
 
@@ -109,6 +123,21 @@ def test_a_trial_is_granted_only_if_the_work_limit_covers_its_processors_times_i
     assert admission.covered == 1_000.0 and admission.holds()
 
 
+def test_a_likelier_job_takes_the_place_of_a_trial_not_started_yet():
+    admission = Admission(kills=0.2)
+    for _ in range(10):
+        admission.submit()
+    for job_id, p_small in (("a", 0.3), ("b", 0.05)):
+        assert admission.grant(job_id, 1, 100.0)
+        admission.track(job_id, p_small)
+    assert not admission.grant("c", 1, 100.0)
+    assert admission.displace("c", 1, 100.0, 0.04, lambda job_id: True) is None  # less likely than both
+    assert admission.displace("c", 1, 100.0, 0.2, lambda job_id: job_id != "b") is None  # b started; a is likelier
+    assert admission.displace("c", 1, 100.0, 0.6, lambda job_id: job_id != "b") == "a"  # a withdrawn, c granted
+    assert admission.is_open("c") and not admission.is_open("a") and admission.open == 2 and admission.holds()
+    assert admission.withdrawn == 1 and admission.refused == 0
+
+
 def test_a_trial_past_its_end_is_covered_while_the_limit_allows_then_released():
     admission = Admission(waste=0.1)
     admission.ended("x", 10_000.0, killed=False)
@@ -160,12 +189,15 @@ def test_a_job_past_its_trial_that_the_limit_no_longer_covers_is_released_not_re
 @settings(max_examples=150, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
        st.sampled_from([0.1, 0.25, 0.5]), st.sampled_from([None, 0.01, 0.05, 0.3]),
-       st.sampled_from(["limited", "blocking", "patient", "demand"]))
-def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules):
+       st.sampled_from(["limited", "blocking", "patient", "demand"]), st.sampled_from(["arrival", "p-small"]),
+       st.randoms(use_true_random=False))
+def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules, order,
+                                                          rng):
     jobs, small, uncertain = workload
     base = LIMITED if rules == "limited" else {**TOLERANT, "kill_on": rules}
+    likely = [rng.random() for _ in jobs]
     _, core, checks = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, base=base,
-                          kill_limit=kills, waste_limit=waste)
+                          kill_limit=kills, waste_limit=waste, limit_order=order, likely=likely)
     assert checks > 0 and core.admission.submitted == len(jobs)
 
 
@@ -187,6 +219,8 @@ def test_the_limits_need_kills_decided_by_the_core():
         SchedulerConfig(**TOLERANT, kill_limit=0.0)
     with pytest.raises(ConfigError, match="overdue_bound"):
         SchedulerConfig(**TOLERANT, overdue_bound="longest-any")
+    with pytest.raises(ConfigError, match="limit_order"):
+        SchedulerConfig(**TOLERANT, limit_order="p-small")
 
 
 def test_classification_limited_is_ordered_with_the_limits():

@@ -24,7 +24,9 @@ frees both, and ``submitted`` and ``useful`` only grow. At the end no trial is o
 
 from __future__ import annotations
 
+import heapq
 import math
+from typing import Callable
 
 
 class Admission:
@@ -41,6 +43,8 @@ class Admission:
         self.covered = 0.0  # the sum of ``_open``'s values
         self.refused = 0  # trials not granted
         self.released = 0  # jobs past their trial released (no longer killable) for want of cover
+        self.withdrawn = 0  # trials withdrawn before their start for a likelier one (displace)
+        self._likely: list[tuple[float, str]] = []  # (P(small), job id) of tracked open trials, lazily pruned
 
     # --- what the run observes --------------------------------------------------
 
@@ -58,6 +62,34 @@ class Admission:
         self._open[job_id] = possible
         self.covered += possible
         return True
+
+    def track(self, job_id: str, p_small: float) -> None:
+        """The open trial ``job_id`` has the forest's probability ``p_small`` of being small (``displace`` reads it)."""
+        heapq.heappush(self._likely, (p_small if p_small == p_small else 0.0, job_id))
+
+    def displace(self, job_id: str, res: int, length: float, p_small: float,
+                 waiting: Callable[[str], bool]) -> str | None:
+        """limit_order p-small, once ``grant`` refused ``job_id``: the tracked open trial that has not started yet
+        (``waiting``) with the lowest P(small) gives way to it if that is below ``p_small`` and the work limit
+        holds with the swap (the jobs' count is unchanged). Returns the trial withdrawn (it passed: it never ran),
+        ``job_id`` being granted and open in its place; None if none gives way."""
+        likely = self._likely
+        while likely and (likely[0][1] not in self._open or not waiting(likely[0][1])):
+            heapq.heappop(likely)
+        if not likely or not likely[0][0] < p_small:
+            return None
+        victim = likely[0][1]
+        possible = res * length
+        if self.waste is not None and (self.wasted + self.covered - self._open[victim] + possible
+                                       > self.waste * self.useful):
+            return None
+        heapq.heappop(likely)
+        self.passed(victim)
+        self.withdrawn += 1
+        self.refused -= 1  # granted after all
+        self._open[job_id] = possible
+        self.covered += possible
+        return victim
 
     def cover(self, job_id: str, lost: float) -> bool:
         """The open trial ``job_id`` would lose ``lost`` if killed now: whether it may still be killed (its possible
