@@ -107,6 +107,7 @@ RULES: dict[str, list[str]] = {
     # issue 48: the limits kept by construction (admission of trials, the retries' wait bounded by any first attempt's)
     "limited": LIMITED,
     "limited-p-small": [*LIMITED, "--limit-order", "p-small"],
+    "limited-value": [*LIMITED, "--limit-order", "value"],
     "limited-overdue": [*LIMITED, *LIMITED_OVERDUE],
     "limited-overdue-behind-small": [*LIMITED, *LIMITED_OVERDUE, "--overdue-ahead-of", "uncertain"],
     "limited-overdue-1.5": [*LIMITED, *LIMITED_OVERDUE, "--overdue-after", "1.5"],

@@ -223,10 +223,12 @@ class SchedulerConfig:
               "(classification-limited: 0.01)",
         optional(probability_or_one), metavar="F", parse=number_text, group="trials")
     limit_order: str = option(
-        "arrival", "--kill-limit: which watched jobs the jobs' limit spends its trials on: arrival (first come, first "
-                   "served) or p-small (a job refused a trial takes the place of the trial not started yet with the "
-                   "lowest probability of being small, by the forest, if lower than its own: that job waits in Q as "
-                   "large; no constant)", choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials")
+        "arrival", "--kill-limit, --waste-limit: which watched jobs the limits spend their trials on: arrival (first "
+                   "come, first served); p-small (a job refused a trial takes the place of the trial not started yet "
+                   "with the lowest probability of being small, by the forest, if lower than its own and the limits "
+                   "hold with the swap: that job waits in Q as large); value (the same, by the probability over the "
+                   "processors x trial length a failed trial would waste). No constant",
+        choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials")
     kill_budget: float | None = option(
         None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
               "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
@@ -364,8 +366,8 @@ class SchedulerConfig:
             if name in changed and self.promote_overdue not in ("killed", "killed-one"):
                 raise ConfigError(f"{name}: it says when a retry is overdue: set promote_overdue killed or "
                                   "killed-one too")
-        if "limit_order" in changed and self.kill_limit is None:
-            raise ConfigError("limit_order: it orders the trials the jobs' limit grants: set kill_limit too")
+        if "limit_order" in changed and self.kill_limit is None and self.waste_limit is None:
+            raise ConfigError("limit_order: it orders the trials the limits grant: set kill_limit or waste_limit too")
         if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
             raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
                               "set kill_on blocking, demand or patient too")

@@ -9,6 +9,7 @@ safeguard's kills, runtime predictions and their deadlines, the end of dynamic r
 from __future__ import annotations
 
 import heapq
+import math
 
 from scheduler.core.events import Decision, RegistrationFinished, SetMetadata
 from scheduler.core.job import Job
@@ -158,10 +159,13 @@ class DecisionExtras:
     def _admitted(self, job: Job, job_class: JobClass, now: float, decisions: list[Decision]) -> JobClass:
         """HOOK (issue 48): the class of the watched ``job`` (small or uncertain): its own if the admission grants it a
         trial of the length it would have (fixed now), else large (Q, never killed). limit_order p-small: refused, it
-        may take the place of a trial not started yet whose P(small) is lower (that one is withdrawn: large)."""
+        may take the place of a trial not started yet whose P(small) is lower (that one is withdrawn: large); value:
+        whose P(small) / (processors x trial length) is lower."""
         length = self._trial_length(job, job_class, now)
-        ordered = self.config.limit_order == "p-small" and hasattr(self.classifier, "p_small")
+        ordered = self.config.limit_order != "arrival" and hasattr(self.classifier, "p_small")
         p_small = self.classifier.p_small(job.id) if ordered else None
+        if ordered and self.config.limit_order == "value":  # its chance to pass per processor-second it risks
+            p_small = p_small / (job.res * length) if length > 0 else math.inf
         if self.admission.grant(job.id, job.res, length):
             if ordered:
                 self.admission.track(job.id, p_small)

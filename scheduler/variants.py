@@ -28,8 +28,9 @@ RETRY_QUEUES = ("large", "ahead", "fresh")
 #: Which jobs a promotion out of Q (promote_after) moves: the job alone, with every job of Q before it in the
 #: policy's order (no job of Q is overtaken by a promotion), or with the first of them (one for one).
 PROMOTE_SCOPES = ("job", "ahead", "head")
-#: --kill-limit: which watched jobs get the trials the limit allows: first come, or the likelier small first.
-LIMIT_ORDERS = ("arrival", "p-small")
+#: --kill-limit, --waste-limit: which watched jobs get the trials the limits allow: first come; the likelier small
+#: first; or the likelier small per processor-second a failed trial would waste first.
+LIMIT_ORDERS = ("arrival", "p-small", "value")
 #: Where uncertain jobs wait for their trial: ahead of Q, or in Q in the policy's order.
 UNCERTAIN_QUEUES = ("ahead", "with-large")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.

@@ -189,7 +189,7 @@ def test_a_job_past_its_trial_that_the_limit_no_longer_covers_is_released_not_re
 @settings(max_examples=150, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
        st.sampled_from([0.1, 0.25, 0.5]), st.sampled_from([None, 0.01, 0.05, 0.3]),
-       st.sampled_from(["limited", "blocking", "patient", "demand"]), st.sampled_from(["arrival", "p-small"]),
+       st.sampled_from(["limited", "blocking", "patient", "demand"]), st.sampled_from(["arrival", "p-small", "value"]),
        st.randoms(use_true_random=False))
 def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules, order,
                                                           rng):
