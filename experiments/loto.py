@@ -108,6 +108,8 @@ RULES: dict[str, list[str]] = {
     "limited": LIMITED,
     "limited-p-small": [*LIMITED, "--limit-order", "p-small"],
     "limited-value": [*LIMITED, "--limit-order", "value"],
+    "limited-value-readmit": [*LIMITED, "--limit-order", "value", "--readmit", "waiting"],
+    "limited-readmit": [*LIMITED, "--readmit", "waiting"],
     "limited-overdue": [*LIMITED, *LIMITED_OVERDUE],
     "limited-overdue-behind-small": [*LIMITED, *LIMITED_OVERDUE, "--overdue-ahead-of", "uncertain"],
     "limited-overdue-1.5": [*LIMITED, *LIMITED_OVERDUE, "--overdue-after", "1.5"],

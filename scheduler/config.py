@@ -26,7 +26,7 @@ from scheduler.option import (Option, checked, choice, divider_value, integer_te
                               non_empty_text, non_negative, number_text, option, optional, options_of,
                               positive_integer, positive_seconds, probability_below_one, probability_or_one, registered,
                               seed_value, timezone_value)
-from scheduler.variants import (LIMIT_ORDERS, CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
+from scheduler.variants import (LIMIT_ORDERS, READMITS, CLASSIFIER_OPTIONS, DIVIDER_ESTIMATES, KILL_FOR, KILL_OPTIONS, KILL_ON, ORDER_BY,
                                 PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS, RETRY_QUEUES, RUNNING_SIBLINGS, SAFEGUARDS,
                                 PROMOTE_SCOPES, SIBLINGS, SPARE_WITHIN, TRIAL_GATES, UNCERTAIN_QUEUES,
                                 HISTORY_GATES, VARIANTS)
@@ -229,6 +229,10 @@ class SchedulerConfig:
                    "hold with the swap: that job waits in Q as large); value (the same, by the probability over the "
                    "processors x trial length a failed trial would waste). No constant",
         choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials")
+    readmit: str = option(
+        "none", "--kill-limit, --waste-limit: a watched job refused a trial at its submission: none (it stays large) or "
+                "waiting (while it still waits in Q, it is granted one as soon as the limits allow it, in "
+                "--limit-order's order, or oldest first)", choice(lambda: READMITS), metavar="NAME", group="trials")
     kill_budget: float | None = option(
         None, "--kill-on blocking: a kill by the safeguard is refused (the job runs on) if it would make the jobs "
               "killed more than F x the jobs submitted (over --budget-window, or the whole run), and while that "
@@ -366,8 +370,9 @@ class SchedulerConfig:
             if name in changed and self.promote_overdue not in ("killed", "killed-one"):
                 raise ConfigError(f"{name}: it says when a retry is overdue: set promote_overdue killed or "
                                   "killed-one too")
-        if "limit_order" in changed and self.kill_limit is None and self.waste_limit is None:
-            raise ConfigError("limit_order: it orders the trials the limits grant: set kill_limit or waste_limit too")
+        for name in ("limit_order", "readmit"):
+            if name in changed and self.kill_limit is None and self.waste_limit is None:
+                raise ConfigError(f"{name}: it concerns the trials the limits grant: set kill_limit or waste_limit too")
         if (self.kill_limit is not None or self.waste_limit is not None) and self.kill_on == "deadline":
             raise ConfigError("kill_limit, waste_limit: a trial is covered up to each kill the decision core decides; "
                               "set kill_on blocking, demand or patient too")

@@ -38,6 +38,8 @@ class DecisionExtras:
         kills, the predictions' deadline misses); whether the algorithm must replan."""
         self.alarms.passed(now)
         replan = self._promote(now) if self._promotions else False
+        if self.admission is not None and self.config.readmit == "waiting":  # HOOK (issue 48): trials granted later
+            replan |= self._readmit(now, decisions)
         if self.overdue is not None:
             replan |= self._promote_overdue(now)
         if self.safeguard is not None:
@@ -176,7 +178,35 @@ class DecisionExtras:
                 self._withdraw(withdrawn, now, decisions)
                 self.admission.track(job.id, p_small)
                 return job_class
+        if self.config.readmit == "waiting":
+            self.admission.defer(job.id, p_small if ordered else -job.subtime, job_class)
         return JobClass.LARGE
+
+    def _readmit(self, now: float, decisions: list[Decision]) -> bool:
+        """HOOK (issue 48, readmit waiting): the jobs refused a trial that still wait in Q, best first (limit_order),
+        get one while the limits allow it (of the length they would have now); whether any did."""
+        readmitted = False
+        waiting = lambda job_id: (self.states[job_id] == QUEUED  # noqa: E731
+                                  and self.algorithm.queue.rank(self.jobs[job_id]) == JobClass.LARGE.rank)
+        while (deferred := self.admission.next_deferred(waiting)) is not None:
+            job_id, job_class = deferred
+            job = self.jobs[job_id]
+            length = self._trial_length(job, job_class, now)
+            if not self.admission.readmit(job_id, job.res, length):
+                break
+            if self.config.limit_order != "arrival" and hasattr(self.classifier, "p_small"):
+                p_small = self.classifier.p_small(job_id)
+                self.admission.track(job_id, p_small / (job.res * length) if self.config.limit_order == "value"
+                                     else p_small)
+            self.small[job_id] = length
+            self.small_waiting.add(job_id)
+            rank = job_class.rank
+            if job_class is JobClass.UNCERTAIN and self.config.uncertain_queue == "with-large":
+                rank = JobClass.LARGE.rank
+            self.algorithm.requeue(job, self._estimate(job), rank, now)
+            decisions.append(SetMetadata(job_id, CLASS_METADATA[job_class]))
+            readmitted = True
+        return readmitted
 
     def _withdraw(self, job_id: str, now: float, decisions: list[Decision]) -> None:
         """limit_order p-small: the waiting watched ``job_id`` gives its trial up: it waits in Q as a large job."""

@@ -31,6 +31,8 @@ PROMOTE_SCOPES = ("job", "ahead", "head")
 #: --kill-limit, --waste-limit: which watched jobs get the trials the limits allow: first come; the likelier small
 #: first; or the likelier small per processor-second a failed trial would waste first.
 LIMIT_ORDERS = ("arrival", "p-small", "value")
+#: --kill-limit, --waste-limit: whether a job refused a trial may get one later, while it still waits.
+READMITS = ("none", "waiting")
 #: Where uncertain jobs wait for their trial: ahead of Q, or in Q in the policy's order.
 UNCERTAIN_QUEUES = ("ahead", "with-large")
 #: Options that act only with probing (a probe_threshold), and only with the kill safeguard.
@@ -45,7 +47,7 @@ HISTORY_GATES = {"user-history": "user", "request-history": "request", "user-pau
 #: user's trials until then); under the others, only if it ran within the trial it would have had.
 PAUSE_GATES = ("user-pause",)
 KILL_OPTIONS = ("siblings", "retry_queue", "kill_on", "kill_for", "head_slack", "kill_slack", "promote_overdue",
-                "spare_within", "overdue_ahead_of", "overdue_bound", "overdue_after", "kill_limit", "waste_limit", "limit_order", "kill_budget", "waste_budget", "budget_window")
+                "spare_within", "overdue_ahead_of", "overdue_bound", "overdue_after", "kill_limit", "waste_limit", "limit_order", "readmit", "kill_budget", "waste_budget", "budget_window")
 #: Options that act only when waiting watched jobs are planned with their trial (divider_estimates all).
 PLANNED_TRIAL_OPTIONS = ("order_by",)
 #: Options that act only with a classifier, and why.

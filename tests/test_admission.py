@@ -190,14 +190,14 @@ def test_a_job_past_its_trial_that_the_limit_no_longer_covers_is_released_not_re
 @given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
        st.sampled_from([0.1, 0.25, 0.5]), st.sampled_from([None, 0.01, 0.05, 0.3]),
        st.sampled_from(["limited", "blocking", "patient", "demand"]), st.sampled_from(["arrival", "p-small", "value"]),
-       st.randoms(use_true_random=False))
+       st.sampled_from(["none", "waiting"]), st.randoms(use_true_random=False))
 def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules, order,
-                                                          rng):
+                                                          readmit, rng):
     jobs, small, uncertain = workload
     base = LIMITED if rules == "limited" else {**TOLERANT, "kill_on": rules}
     likely = [rng.random() for _ in jobs]
     _, core, checks = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, base=base,
-                          kill_limit=kills, waste_limit=waste, limit_order=order, likely=likely)
+                          kill_limit=kills, waste_limit=waste, limit_order=order, readmit=readmit, likely=likely)
     assert checks > 0 and core.admission.submitted == len(jobs)
 
 

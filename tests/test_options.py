@@ -71,6 +71,7 @@ EXAMPLES = {
     "overdue_bound": ("Longest-any", "longest-any", "longest-any"),
     "overdue_after": ("1.5", 1.5, 1.5),
     "limit_order": ("P-small", "p-small", "p-small"),
+    "readmit": ("Waiting", "waiting", "waiting"),
     "uncertain_queue": ("with-large", "with-large", "with-large"),
     "running_siblings": ("large", "large", "large"),
     "algorithm_options": ('{"depth": 3}', {"depth": 3}, {"depth": 3}),
@@ -93,7 +94,7 @@ NEEDS |= {"algorithm_options": {"algorithm": LOOKAHEAD}, "policy_options": {"pol
 NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_budget", "waste_budget")}
 NEEDS |= {"budget_window": {"kill_on": "blocking", "kill_budget": 0.08}}
 NEEDS |= {name: {"kill_on": "blocking"} for name in ("kill_limit", "waste_limit")}
-NEEDS |= {"limit_order": {"kill_on": "blocking", "kill_limit": 0.1}}
+NEEDS |= {name: {"kill_on": "blocking", "kill_limit": 0.1} for name in ("limit_order", "readmit")}
 NEEDS |= {name: {"promote_overdue": "killed-one"} for name in ("overdue_bound", "overdue_after")}
 
 #: Meaningless values, each with what the error must say besides the option's name.

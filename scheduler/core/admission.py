@@ -45,6 +45,8 @@ class Admission:
         self.released = 0  # jobs past their trial released (no longer killable) for want of cover
         self.withdrawn = 0  # trials withdrawn before their start for a likelier one (displace)
         self._likely: list[tuple[float, str]] = []  # (P(small), job id) of tracked open trials, lazily pruned
+        self.readmitted = 0  # jobs refused a trial at their submission, granted one later (defer)
+        self._deferred: list[tuple[float, int, str, object]] = []  # (-key, order, job id, class) refused, waiting
 
     # --- what the run observes --------------------------------------------------
 
@@ -52,12 +54,12 @@ class Admission:
         """A job was submitted (a first attempt: a retry after a kill is the same job)."""
         self.submitted += 1
 
-    def grant(self, job_id: str, res: int, length: float) -> bool:
+    def grant(self, job_id: str, res: int, length: float, count: bool = True) -> bool:
         """Whether the job ``job_id`` of ``res`` processors gets a trial of ``length`` seconds: only if both limits hold
         even were it killed at its end along with every open trial. If granted, it is open."""
         possible = res * length
         if not self._within(1, possible):
-            self.refused += 1
+            self.refused += count
             return False
         self._open[job_id] = possible
         self.covered += possible
@@ -90,6 +92,27 @@ class Admission:
         self._open[job_id] = possible
         self.covered += possible
         return victim
+
+    def defer(self, job_id: str, key: float, job_class: object) -> None:
+        """readmit: the job ``job_id``, refused a trial, waits as large; it may be granted one later, highest ``key``
+        first (then the oldest refusal), while it still waits."""
+        heapq.heappush(self._deferred, (-key, len(self._deferred) + self.readmitted, job_id, job_class))
+
+    def next_deferred(self, waiting: Callable[[str], bool]) -> tuple[str, object] | None:
+        """The deferred job to offer a trial first (those no longer ``waiting`` are forgotten), or None."""
+        deferred = self._deferred
+        while deferred and not waiting(deferred[0][2]):
+            heapq.heappop(deferred)
+        return (deferred[0][2], deferred[0][3]) if deferred else None
+
+    def readmit(self, job_id: str, res: int, length: float) -> bool:
+        """Grant the first deferred job ``job_id`` a trial, if the limits allow it now (it is then no longer
+        deferred)."""
+        if not self.grant(job_id, res, length, count=False):
+            return False
+        heapq.heappop(self._deferred)
+        self.readmitted += 1
+        return True
 
     def cover(self, job_id: str, lost: float) -> bool:
         """The open trial ``job_id`` would lose ``lost`` if killed now: whether it may still be killed (its possible
