@@ -182,13 +182,18 @@ class DecisionExtras:
             self.admission.defer(job.id, p_small if ordered else -job.subtime, job_class)
         return JobClass.LARGE
 
+    def _deferred_waiting(self) -> bool:
+        """readmit waiting: whether a job refused a trial still waits in Q (it may get one)."""
+        return self.admission.next_deferred(self._waiting_large) is not None
+
+    def _waiting_large(self, job_id: str) -> bool:
+        return self.states[job_id] == QUEUED and self.algorithm.queue.rank(self.jobs[job_id]) == JobClass.LARGE.rank
+
     def _readmit(self, now: float, decisions: list[Decision]) -> bool:
         """HOOK (issue 48, readmit waiting): the jobs refused a trial that still wait in Q, best first (limit_order),
         get one while the limits allow it (of the length they would have now); whether any did."""
         readmitted = False
-        waiting = lambda job_id: (self.states[job_id] == QUEUED  # noqa: E731
-                                  and self.algorithm.queue.rank(self.jobs[job_id]) == JobClass.LARGE.rank)
-        while (deferred := self.admission.next_deferred(waiting)) is not None:
+        while (deferred := self.admission.next_deferred(self._waiting_large)) is not None:
             job_id, job_class = deferred
             job = self.jobs[job_id]
             length = self._trial_length(job, job_class, now)
@@ -354,6 +359,8 @@ class DecisionExtras:
         """No job can be registered any more: no small job may still be killed."""
         if self.safeguard is None:
             return True
+        if self.admission is not None and self.config.readmit == "waiting" and self._deferred_waiting():
+            return False  # HOOK (issue 48): a job refused a trial may still get one, and be killed
         return self.no_more_static_jobs and not self.small_waiting and not self.safeguard.pending
 
     # --- runtime predictions -------------------------------------------------------

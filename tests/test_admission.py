@@ -227,3 +227,13 @@ def test_classification_limited_is_ordered_with_the_limits():
     limited = SchedulerConfig.variant("classification-limited").to_dict()
     ordered = SchedulerConfig.variant("classification-ordered").to_dict()
     assert limited == {**ordered, "kill_limit": 0.10, "waste_limit": 0.01}
+
+
+@settings(max_examples=100, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([0.1, 0.25, 0.5]),
+       st.sampled_from([None, 0.05, 0.3]), st.sampled_from(["arrival", "value"]), st.randoms(use_true_random=False))
+def test_trials_granted_later_keep_the_limits_and_registrations_open_while_one_may_come(workload, policy, kills, waste,
+                                                                                       order, rng):
+    jobs, small, uncertain = workload
+    run(jobs, 4, small=small, uncertain=uncertain, policy=policy, kill_limit=kills, waste_limit=waste,
+        limit_order=order, readmit="waiting", likely=[rng.random() for _ in jobs])
