@@ -60,6 +60,8 @@ LIMITED = ["--variant", "classification-limited"]
 #: A bound on the killed jobs' waits tried with it (measured worse): a retry is overdue once it has waited the longest
 #: wait of any first attempt, started or still waiting.
 LIMITED_OVERDUE = ["--promote-overdue", "killed-one", "--overdue-bound", "longest-any"]
+#: The limits' first setting: trials granted first come, first served, never later (measured first, worse on LANL-CM5).
+ARRIVAL = ["--limit-order", "arrival", "--readmit", "none"]
 #: A forest of 48 trees (ours has 12): the forest's seed moves fewer answers.
 FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 
@@ -106,14 +108,14 @@ RULES: dict[str, list[str]] = {
     "guarded-budget-week": [*GUARDED, *BUDGETS, "--budget-window", str(WEEK)],
     # issue 48: the limits kept by construction (admission of trials, the retries' wait bounded by any first attempt's)
     "limited": LIMITED,
-    "limited-p-small": [*LIMITED, "--limit-order", "p-small"],
-    "limited-value": [*LIMITED, "--limit-order", "value"],
-    "limited-value-readmit": [*LIMITED, "--limit-order", "value", "--readmit", "waiting"],
-    "limited-readmit": [*LIMITED, "--readmit", "waiting"],
-    "limited-overdue": [*LIMITED, *LIMITED_OVERDUE],
-    "limited-overdue-behind-small": [*LIMITED, *LIMITED_OVERDUE, "--overdue-ahead-of", "uncertain"],
-    "limited-overdue-1.5": [*LIMITED, *LIMITED_OVERDUE, "--overdue-after", "1.5"],
-    "limited-overdue-started-1.5": [*LIMITED, "--promote-overdue", "killed-one", "--overdue-after", "1.5"],
+    "limited-arrival": [*LIMITED, "--limit-order", "arrival", "--readmit", "none"],
+    "limited-p-small": [*LIMITED, "--limit-order", "p-small", "--readmit", "none"],
+    "limited-value": [*LIMITED, "--readmit", "none"],
+    "limited-value-readmit": LIMITED,
+    "limited-overdue": [*LIMITED, *ARRIVAL, *LIMITED_OVERDUE],
+    "limited-overdue-behind-small": [*LIMITED, *ARRIVAL, *LIMITED_OVERDUE, "--overdue-ahead-of", "uncertain"],
+    "limited-overdue-1.5": [*LIMITED, *ARRIVAL, *LIMITED_OVERDUE, "--overdue-after", "1.5"],
+    "limited-overdue-started-1.5": [*LIMITED, *ARRIVAL, "--promote-overdue", "killed-one", "--overdue-after", "1.5"],
 }
 
 

@@ -97,10 +97,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
                                "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head"},
     # issue 48: ordered, whose limits hold by construction on any workload: a trial is granted only if the run stays
     # within 10% of its jobs killed and 1% of its useful work wasted were every open trial killed (a kill is never
-    # refused; a job past its trial the limits no longer cover is released, never killed) (docs/variants.md)
+    # refused; a job past its trial the limits no longer cover is released, never killed); when they are scarce, the
+    # trials go to the jobs likeliest small per processor-second risked, and a job refused one gets it later while it
+    # still waits, as soon as the limits allow (docs/variants.md)
     "classification-limited": {"classifier": "rf", "safeguard": "kill", "estimates": "requested",
                                "probe_threshold": 0.02, "divider_estimates": "all", "probe_length": 1.0,
                                "probe_limit": 300, "kill_on": "blocking", "kill_for": "order", "head_slack": 0.3,
                                "promote_after": 7.0, "order_by": "estimate", "promote_scope": "head",
-                               "kill_limit": 0.10, "waste_limit": 0.01},
+                               "kill_limit": 0.10, "waste_limit": 0.01, "limit_order": "value",
+                               "readmit": "waiting"},
 }

@@ -226,7 +226,8 @@ def test_the_limits_need_kills_decided_by_the_core():
 def test_classification_limited_is_ordered_with_the_limits():
     limited = SchedulerConfig.variant("classification-limited").to_dict()
     ordered = SchedulerConfig.variant("classification-ordered").to_dict()
-    assert limited == {**ordered, "kill_limit": 0.10, "waste_limit": 0.01}
+    assert limited == {**ordered, "kill_limit": 0.10, "waste_limit": 0.01, "limit_order": "value",
+                       "readmit": "waiting"}
 
 
 @settings(max_examples=100, deadline=None)
