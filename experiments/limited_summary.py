@@ -7,7 +7,7 @@ it, 3 points), its AWF is at most 1.10x class-clairvoyant's, its large jobs' mea
 
     python experiments/limited_summary.py POINTS.csv [POINTS.csv...] [--rules RULE,...] [--loto]
 
-``--loto``: leave-one-trace-out with these bars, among the rules run with seeds 0-4 on the five traces: for each
+``--loto``: leave-one-trace-out with these bars, among the rules run with three seeds or more on the five traces: for each
 trace, the rule meeting them on the most trace and policy pairs of the four others (then the highest least median
 share), and how it does on the trace left out.
 """
@@ -77,11 +77,14 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 TRACES = ["KTH-SP2", "SDSC-SP2", "HPC2N", "LANL-CM5", "SDSC-DS"]
+#: The fewest seeds a rule's typical run is taken over for leave-one-trace-out (classification-limited was measured
+#: with seeds 0-2 in the time there was; the other rules with 0-4).
+MIN_SEEDS = 3
 
 
 def loto(table: pd.DataFrame) -> pd.DataFrame:
     """Leave-one-trace-out on ``summary``'s rows (rules with five seeds on the five traces)."""
-    table = table[(table["seeds"] == 5) & table["trace"].isin(TRACES)].copy()
+    table = table[(table["seeds"] >= MIN_SEEDS) & table["trace"].isin(TRACES)].copy()
     table["met"] = (table["missed (every run)"] == "none") & (table["missed (typical)"] == "none")
     complete = table.groupby("rule")["trace"].nunique()
     table = table[table["rule"].isin(complete[complete == len(TRACES)].index)]
