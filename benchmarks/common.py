@@ -223,7 +223,22 @@ def export_revision(revision: str, folder: Path) -> Path:
     ``child_env(folder)``, which puts that folder first on ``PYTHONPATH``)."""
     archive = subprocess.run(["git", "archive", revision], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    if (folder / "scheduler").is_dir() and not (folder / PACKAGE).exists():
+        alias_package(folder)
     return folder
+
+
+#: This checkout's import package; revisions before its rename named it ``scheduler``.
+PACKAGE = "batsim_classifier_scheduler"
+
+
+def alias_package(folder: Path) -> None:
+    """A revision whose package is ``scheduler`` answers to this checkout's package name too, so that the same
+    commands (``python -m PACKAGE ...``, ``from PACKAGE.cli import main``) run both: the alias is that package."""
+    alias = folder / PACKAGE
+    alias.mkdir()
+    (alias / "__init__.py").write_text("import importlib\nimport sys\n\n"
+                                       "sys.modules[__name__] = importlib.import_module('scheduler')\n")
 
 
 def add_baselines_option(parser) -> None:

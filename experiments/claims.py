@@ -6,7 +6,7 @@
 A generated table sits between ``<!-- table: KIND RULE -->`` and ``<!-- end -->`` in docs/results.md. KIND is
 ``typical`` (per trace and policy, the median over the forest's seeds of each measure: gain is judged on it) or
 ``every-run`` (per trace and policy, the range over the seeds of each harm: harm is judged on every run), RULE a rule
-of ``docs/data/loto_points.csv`` (``experiments/loto.py`` made it); or ``reproduction`` (the paper's Table 7 beside
+of ``docs/data/loto_points.csv`` or ``limited_points.csv`` (``experiments/loto.py`` made them); or ``reproduction`` (the paper's Table 7 beside
 ours, from ``docs/data/reproduction.csv``), RULE the paper's variant.
 """
 
@@ -21,7 +21,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
-POINTS = ROOT / "docs" / "data" / "loto_points.csv"
+#: The per-run data files (``experiments/loto.py``'s format), read as one.
+POINTS = [ROOT / "docs" / "data" / "loto_points.csv", ROOT / "docs" / "data" / "limited_points.csv"]
 REPRODUCTION = ROOT / "docs" / "data" / "reproduction.csv"
 TRACES = ("KTH-SP2", "SDSC-SP2", "HPC2N", "LANL-CM5", "SDSC-DS", "RICC", "CEA-Curie")
 BLOCK = re.compile(r"(<!-- table: (\S+) (\S+) -->\n)(.*?)(<!-- end -->)", re.S)
@@ -37,7 +38,7 @@ def runs(points: pd.DataFrame, rule: str) -> pd.DataFrame:
     """The runs of ``rule``, in the traces' order."""
     chosen = points[points["rule"] == rule].copy()
     if chosen.empty:
-        raise SystemExit(f"{POINTS.name}: no run of rule {rule!r}")
+        raise SystemExit(f"docs/data: no run of rule {rule!r}")
     chosen["order"] = chosen["trace"].map({trace: i for i, trace in enumerate(TRACES)})
     return chosen.sort_values(["order", "policy", "seed"])
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if a generated table is out of date")
     options = parser.parse_args(argv)
     text = RESULTS.read_text()
-    fresh = render(text, pd.read_csv(POINTS))
+    fresh = render(text, pd.concat([pd.read_csv(path) for path in POINTS], ignore_index=True))
     if options.check:
         if fresh != text:
             print(f"{RESULTS}: a generated table is out of date: python experiments/claims.py", file=sys.stderr)
