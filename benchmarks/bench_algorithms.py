@@ -1,6 +1,6 @@
 """Every scheduling algorithm's cost against EASY's, as a user runs it: ``simulate -v ALGORITHM``.
 
-Runs, each in a fresh process, ``python -m scheduler simulate TRACE -v ALGORITHM -e SCRATCH/...`` (FCFS
+Runs, each in a fresh process, ``python -m batsim_classifier_scheduler simulate TRACE -v ALGORITHM -e SCRATCH/...`` (FCFS
 order, requested times) for ``easy`` (the baseline), ``easy_bf_fast``, ``conservative_bf``, ``fcfs`` and
 ``filler``, on two traces:
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def simulate_command(trace: Path, algorithm: str, prefix: Path) -> list[str]:
     platform = ["--platform", str(REPO / "platforms" / "sdsc_sp2.xml")] if trace.name == Path(SDSC).name else []
-    return [sys.executable, "-m", "scheduler", "simulate", str(trace), *platform, "--algorithm", algorithm,
+    return [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(trace), *platform, "--algorithm", algorithm,
             "--no-progress", "-e", str(prefix)]
 
 
@@ -92,7 +92,7 @@ def prepare(names: list[str], scratch: Path, synthetic_jobs: int) -> dict[str, t
             if path is None:
                 print(f"\n{name}: skipped, ../shared/{SDSC} is not there")
                 continue
-            from scheduler.workloads import load_workload
+            from batsim_classifier_scheduler.workloads import load_workload
 
             traces[name] = path, len(load_workload(path))
         else:

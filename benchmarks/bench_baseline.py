@@ -1,6 +1,6 @@
 """Every archive trace against a fixed baseline revision, trace by trace, in the same run (issue 49).
 
-EASY-FCFS base (``python -m scheduler simulate TRACE -e ...``) on each trace, by this checkout and by the baseline
+EASY-FCFS base (``python -m batsim_classifier_scheduler simulate TRACE -e ...``) on each trace, by this checkout and by the baseline
 revision (``--baseline``, default ``bcd199b``: main before the scale round; exported with ``git archive``), each run
 a fresh process (its own CPU time, user + system, and peak RSS through ``os.wait4``), the two revisions one after the
 other in each of ``--repeat`` rounds (their order alternating), bytecode kept between runs (a first run on a short
@@ -58,7 +58,7 @@ MEMORY_BAR_KB = 2.0
 CLASSIFIER_TRACES, CLASSIFIER_VARIANT, CLASSIFIER_BAR = ("SDSC-SP2", "HPC2N"), "classification-idempotent", 2.0
 SERVE_BAR = 0.9
 
-#: Runs ``python -m scheduler ARGS`` with scikit-learn's forest ``fit`` timed (process CPU), written to a JSON file.
+#: Runs ``python -m batsim_classifier_scheduler ARGS`` with scikit-learn's forest ``fit`` timed (process CPU), written to a JSON file.
 _TIMED_FIT = """
 import json, sys, time
 report, sys.argv = sys.argv[1], ["scheduler", *sys.argv[2:]]
@@ -73,7 +73,7 @@ def timed(self, *args, **kwargs):
         spent[0] += time.process_time() - started
         spent[1] += 1
 BaseForest.fit = timed
-from scheduler.cli import main
+from batsim_classifier_scheduler.cli import main
 try:
     code = main()
 finally:
@@ -126,7 +126,7 @@ def _warm_up(roots: dict[str, Path], envs: dict[str, dict], folder: Path) -> dic
     small = _slice(SHARED / "workloads" / TRACES[0][1], 2000, folder / "warm.swf")
     peaks = {}
     for label, root in roots.items():
-        peaks[label] = min(run_child([sys.executable, "-m", "scheduler", "simulate", str(small), "--no-progress",
+        peaks[label] = min(run_child([sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(small), "--no-progress",
                                       "-e", str(folder / "warm")], cwd=root, env=envs[label]).max_rss_mb
                            for _ in range(2))
     return peaks
@@ -144,7 +144,7 @@ def _simulate_table(args, traces, roots, envs, startup, folder: Path) -> None:
         for number in range(rounds):
             order = list(roots) if number % 2 == 0 else list(roots)[::-1]  # (alternating: neither always runs first)
             for label in order:
-                argv = [sys.executable, "-m", "scheduler", "simulate", str(trace), "--no-progress",
+                argv = [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(trace), "--no-progress",
                         "-e", str(folder / f"{name}_{_slug(label)}")]
                 if nb_res:
                     argv += ["--nb-res", str(nb_res)]
@@ -188,7 +188,7 @@ def _classifier_table(args, traces, envs, folder: Path) -> None:
             trace = _slice(trace, args.lines, folder / f"{name}.swf")
         base_cpu, total_cpu, fit_cpu, fits = [], [], [], 0
         for _ in range(args.repeat):
-            argv = [sys.executable, "-m", "scheduler", "simulate", str(trace), "--no-progress", "-e",
+            argv = [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(trace), "--no-progress", "-e",
                     str(folder / f"{name}_base")]
             base_cpu.append(run_child(argv, cwd=REPO, env=env).cpu)
             report = folder / "fit.json"
@@ -215,7 +215,7 @@ def _serve_table(args, roots, envs, folder: Path) -> None:
     trace = SHARED / "workloads" / TRACES[0][1]
     if args.lines:
         trace = _slice(trace, args.lines, folder / "KTH-SP2.swf")
-    run_child([sys.executable, "-m", "scheduler", "convert", str(trace), "-o", str(folder / "kth.json"),
+    run_child([sys.executable, "-m", "batsim_classifier_scheduler", "convert", str(trace), "-o", str(folder / "kth.json"),
                "--platform-out", str(folder / "kth.xml")], cwd=REPO, env=envs["this checkout"])
     cpus: dict[str, list[float]] = {label: [] for label in roots}
     messages, outputs = {}, {}
@@ -245,10 +245,10 @@ def _serve_run(root: Path, envs: dict, label: str, folder: Path) -> tuple[float,
         endpoint = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     prefix = folder / f"serve_{_slug(label)}"
     with tempfile.TemporaryFile() as err:
-        server = MeasuredChild([sys.executable, "-m", "scheduler", "serve", "-s", endpoint, "--timeout", "600"],
+        server = MeasuredChild([sys.executable, "-m", "batsim_classifier_scheduler", "serve", "-s", endpoint, "--timeout", "600"],
                                cwd=root, env=envs[label], stderr=err)
         try:
-            peer = run_child([sys.executable, "-m", "scheduler", "batsim-peer", "-w", str(folder / "kth.json"), "-p",
+            peer = run_child([sys.executable, "-m", "batsim_classifier_scheduler", "batsim-peer", "-w", str(folder / "kth.json"), "-p",
                               str(folder / "kth.xml"), "-s", endpoint, "-e", str(prefix), "--timeout", "600"],
                              cwd=REPO, env=envs["this checkout"], stderr=True)
         except BaseException:

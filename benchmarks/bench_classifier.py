@@ -1,6 +1,6 @@
 """The classifier's cost: ``simulate --variant ...`` against EASY-FCFS base, as a user runs it.
 
-Runs, each in a fresh process, ``python -m scheduler simulate TRACE --variant V -e SCRATCH/...`` for
+Runs, each in a fresh process, ``python -m batsim_classifier_scheduler simulate TRACE --variant V -e SCRATCH/...`` for
 the variants ``base`` (EASY-FCFS, the baseline), ``class-clairvoyant`` (the oracle classifier),
 ``classification-idempotent`` (the online Random Forest with the safeguard), ``classification-probing``,
 ``classification-bounded`` and ``classification-tolerant``, on four traces:
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def simulate_command(trace: Path, variant: str, prefix: Path, options: list[str] = ()) -> list[str]:
-    return [sys.executable, "-m", "scheduler", "simulate", str(trace), "--variant", variant, *options,
+    return [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(trace), "--variant", variant, *options,
             "--no-progress", "-e", str(prefix)]
 
 

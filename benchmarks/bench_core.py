@@ -56,7 +56,7 @@ def encode(value):
 
 def decoder():
     """:func:`encode` undone with the classes of the revision on the path (fields it does not know dropped)."""
-    from scheduler.core import events, job as job_module
+    from batsim_classifier_scheduler.core import messages as events, job as job_module
 
     job_fields, indexes = getattr(job_module, "JobFields", None), {}
 
@@ -84,8 +84,8 @@ class _Stop(BaseException):
 
 def config_of(arguments: list[str]):
     """The scheduler config this revision's ``simulate`` makes of ``arguments`` (stopped before simulating)."""
-    import scheduler.cli.simulate as command
-    from scheduler.cli import main
+    import batsim_classifier_scheduler.cli.simulate as command
+    from batsim_classifier_scheduler.cli import main
 
     def stop(workload, config, *args, **kwargs):
         raise _Stop(config)
@@ -104,8 +104,8 @@ def config_of(arguments: list[str]):
 
 
 def record(arguments: list[str], path: str) -> None:
-    from scheduler.cli import main
-    from scheduler.core.decision import DecisionCore
+    from batsim_classifier_scheduler.cli import main
+    from batsim_classifier_scheduler.core.decision import DecisionCore
 
     calls = []
     decide = DecisionCore.decide
@@ -137,9 +137,9 @@ def replay(path: str, calls_made: bool = True, check: bool = True) -> dict:
         recorded = pickle.load(stream)
     config = config_of(recorded["arguments"])
     try:
-        from scheduler.compose import build_core
+        from batsim_classifier_scheduler.compose import build_core
     except ImportError:  # before the composition root: the core built its own parts
-        from scheduler.core.decision import DecisionCore as build_core
+        from batsim_classifier_scheduler.core.decision import DecisionCore as build_core
     decode = decoder()
     calls = [(now, decode(events)) for now, events, _ in recorded["calls"]]
     core = build_core(config)

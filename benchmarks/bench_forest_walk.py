@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trees", type=int, default=None, help="n_estimators (default: the classifier's)")
     args = parser.parse_args(argv)
 
-    from scheduler.knowledge.forest import PackedForest
-    from scheduler.knowledge.learner import default_forest
+    from batsim_classifier_scheduler.knowledge.forest import PackedForest
+    from batsim_classifier_scheduler.knowledge.learner import default_forest
 
     rng = np.random.default_rng(0)
     X = problem(rng, 20_000)

@@ -1,4 +1,4 @@
-"""KTH-SP2 end to end: ``python -m scheduler simulate`` on the full trace, as a user runs it, against a
+"""KTH-SP2 end to end: ``python -m batsim_classifier_scheduler simulate`` on the full trace, as a user runs it, against a
 baseline revision.
 
 Measures, in fresh subprocesses, the whole command (start-up, load, simulate, metrics, and the output
@@ -73,12 +73,12 @@ HEAVY = ("pandas", "sklearn", "scipy", "matplotlib", "tqdm")
 SPLIT = """
 import json, sys, time
 from pathlib import Path
-from scheduler.config import SchedulerConfig
-from scheduler.metrics import summarize
-from scheduler.platforms import read_platform
-from scheduler.sim.results import run_summary, write_results
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.metrics import summarize
+from batsim_classifier_scheduler.platforms import read_platform
+from batsim_classifier_scheduler.sim.results import run_summary, write_results
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
 
 workload_path, platform_path, policy, runs, scratch = sys.argv[1:]
 
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def simulate_command(path: Path, platform_xml: Path, policy: str, prefix: Path, *flags: str) -> list[str]:
-    return [*flags, "-m", "scheduler", "simulate", str(path), "--platform", str(platform_xml), "--policy", policy,
+    return [*flags, "-m", "batsim_classifier_scheduler", "simulate", str(path), "--platform", str(platform_xml), "--policy", policy,
             "--no-progress", "-e", str(prefix)]
 
 
@@ -219,7 +219,7 @@ def start_up(revisions: list[Revision], workload_json: Path, platform_xml: Path,
         rows.append([label, seconds(sum(times.values())), ratio(sum(times.values()), base),
                      ", ".join(f"{name} {value * 1000:.0f} ms" for name, value in heaviest),
                      ", ".join(name for name in HEAVY if name in modules) or "none"])
-    print(f"## Start-up: `python -X importtime -m scheduler simulate` (EASY-FCFS, JSON workload), best of {runs}\n")
+    print(f"## Start-up: `python -X importtime -m batsim_classifier_scheduler simulate` (EASY-FCFS, JSON workload), best of {runs}\n")
     print(markdown_table(["revision", "import time", "vs baseline", "heaviest top-level imports (cumulative)",
                           f"imported of {', '.join(HEAVY)}"], rows))
     print("\n'import time': the top-level imports' cumulative times summed (what the interpreter spends importing).")
@@ -251,10 +251,10 @@ def in_process_split(revisions: list[Revision], workload_json: Path, platform_xm
 
 
 def profile_simulation(workload_json: Path, platform_xml: Path, top: int = 10) -> None:
-    from scheduler.config import SchedulerConfig
-    from scheduler.platforms import read_platform
-    from scheduler.sim.simulate import simulate
-    from scheduler.workloads import load_workload
+    from batsim_classifier_scheduler.config import SchedulerConfig
+    from batsim_classifier_scheduler.platforms import read_platform
+    from batsim_classifier_scheduler.sim.simulate import simulate
+    from batsim_classifier_scheduler.workloads import load_workload
 
     workload = load_workload(workload_json)
     nb_machines = read_platform(platform_xml).nb_compute_hosts

@@ -101,10 +101,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def child(name: str, size: int) -> int:
-    from scheduler.config import SchedulerConfig
-    from scheduler.workloads import load_workload
-    from scheduler.workloads.model import Workload
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.config import SchedulerConfig
+    from batsim_classifier_scheduler.workloads import load_workload
+    from batsim_classifier_scheduler.workloads.model import Workload
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     if name == "kth":
         workload = load_workload(shared_path(*KTH), nb_res=SMALL)

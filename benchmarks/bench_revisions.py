@@ -1,4 +1,4 @@
-"""One ``python -m scheduler simulate`` command, run by this checkout and by other revisions, interleaved.
+"""One ``python -m batsim_classifier_scheduler simulate`` command, run by this checkout and by other revisions, interleaved.
 
 Each revision is exported with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` there (this
 checkout as it is), each run a fresh process keeping its bytecode between runs (one warm-up run first, not
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         arguments = absolute_arguments(options.simulate)  # each revision runs from its own folder
         for round_number in range(options.repeat + 1):
             for number, (name, root) in enumerate(roots.items()):
-                command = [sys.executable, "-m", "scheduler", "simulate", *arguments, "--no-progress",
+                command = [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", *arguments, "--no-progress",
                            "-e", str(folder / f"out{number}")]
                 # from the revision's folder: ``-m`` puts the working directory first on the path
                 run = run_child(command, cwd=root, env=child_env(root, bytecode=folder / f"pyc{number}"))

@@ -3,8 +3,8 @@ and from an SWF trace.
 
 Writes HPC2N's first ``--jobs`` (100,000) jobs into a temporary folder twice: as an SWF trace (its header
 keeps ``UnixStartTime`` and ``MaxProcs``, not the time zone, which sacct's times do not carry) and as sacct
-output (``scheduler.workloads.sacct_write``; ``--steps`` adds a ``.batch`` and an ``.extern`` step per job,
-as sacct prints without ``-X``). Then runs ``python -m scheduler simulate FILE --variant
+output (``batsim_classifier_scheduler.workloads.sacct_write``; ``--steps`` adds a ``.batch`` and an ``.extern`` step per job,
+as sacct prints without ``-X``). Then runs ``python -m batsim_classifier_scheduler simulate FILE --variant
 base,classification-idempotent,class-clairvoyant --nb-res 240 -e ...`` on each, each run a fresh process,
 interleaved over ``--repeat`` rounds, and checks that every variant's ``_jobs.csv`` is the same from both.
 Last, the reading alone, in this process (best of 3): ``convert_swf`` against ``convert_sacct``, and its
@@ -50,10 +50,10 @@ def main() -> int:
     args = parser.parse_args()
     (trace,) = require_shared(TRACE)
 
-    from scheduler.workloads import convert_swf
-    from scheduler.workloads.sacct import convert_sacct
-    from scheduler.workloads.sacct_write import write_sacct
-    from scheduler.workloads.swf import read_swf, write_swf
+    from batsim_classifier_scheduler.workloads import convert_swf
+    from batsim_classifier_scheduler.workloads.sacct import convert_sacct
+    from batsim_classifier_scheduler.workloads.sacct_write import write_sacct
+    from batsim_classifier_scheduler.workloads.swf import read_swf, write_swf
 
     with tempfile.TemporaryDirectory(prefix="bench_sacct_") as folder:
         folder = Path(folder)
@@ -65,7 +65,7 @@ def main() -> int:
               f"{sacct.stat().st_size / 1e6:.1f} MB of sacct output{' with steps' if args.steps else ''}\n")
 
         def command(source: Path, name: str) -> list[str]:
-            return [sys.executable, "-m", "scheduler", "simulate", str(source), "--variant", VARIANTS,
+            return [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(source), "--variant", VARIANTS,
                     "--nb-res", str(NB_RES), "--no-progress", "-e", str(folder / name)]
 
         walls, cpus, calibration = interleaved_children(

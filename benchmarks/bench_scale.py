@@ -1,6 +1,6 @@
 """CPU and peak memory per job against the machine's size and the queue's length: the largest archive traces.
 
-EASY-FCFS base (``python -m scheduler simulate TRACE -e ...``) on the first lines of three archive traces, read
+EASY-FCFS base (``python -m batsim_classifier_scheduler simulate TRACE -e ...``) on the first lines of three archive traces, read
 from the team's shared folder beside the checkout at run time (never copied into the repository; the slices go
 to a temporary folder):
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                         trace = _compress(trace, factor, folder / f"{name}_{lines}_{factor:g}.swf")
                     for label in roots:
                         prefix = folder / "out" / f"{label.replace(' ', '_')}_{name}_{lines}_{factor:g}"
-                        argv = [sys.executable, "-m", "scheduler", "simulate", str(trace), "--no-progress",
+                        argv = [sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(trace), "--no-progress",
                                 "-e", str(prefix)]
                         if nb_res:
                             argv += ["--nb-res", str(nb_res)]

@@ -1,6 +1,6 @@
 """Time per job from 10k to 250k jobs: does the simulation stay linear in the trace length?
 
-EASY-FCFS on synthetic workloads (``scheduler.workloads.synthetic.generate``), two ways:
+EASY-FCFS on synthetic workloads (``batsim_classifier_scheduler.workloads.synthetic.generate``), two ways:
 
 - ``concat``: one 5,000-job workload, concatenated with itself k times, each copy shifted by a
   whole number of weeks longer than its simulated makespan. The copies never overlap, so every
@@ -126,8 +126,8 @@ def measure(mode: str, sizes: list[int], args: argparse.Namespace) -> None:
 
 
 def child(mode: str, n: int, largest: int, args: argparse.Namespace) -> int:
-    from scheduler.config import SchedulerConfig
-    from scheduler.metrics import summarize
+    from batsim_classifier_scheduler.config import SchedulerConfig
+    from batsim_classifier_scheduler.metrics import summarize
 
     workload, description = (concatenated if mode == "concat" else generated)(n, largest, args)
     figures, result = measured_simulation(workload, SchedulerConfig(policy="fcfs"), args.nb_res)
@@ -142,10 +142,10 @@ def child(mode: str, n: int, largest: int, args: argparse.Namespace) -> int:
 def concatenated(n: int, largest: int, args: argparse.Namespace):
     import pandas as pd
 
-    from scheduler.config import SchedulerConfig
-    from scheduler.sim.simulate import simulate
-    from scheduler.workloads.model import Workload
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.config import SchedulerConfig
+    from batsim_classifier_scheduler.sim.simulate import simulate
+    from batsim_classifier_scheduler.workloads.model import Workload
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     weeks = BLOCK / args.jobs_per_week
     block = generate(BLOCK, weeks, args.nb_res, seed=args.seed)
@@ -167,7 +167,7 @@ def concatenated(n: int, largest: int, args: argparse.Namespace):
 
 
 def generated(n: int, largest: int, args: argparse.Namespace):
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     weeks = n / args.jobs_per_week
     workload = generate(n, weeks, args.nb_res, seed=args.seed)

@@ -1,6 +1,6 @@
 """``serve``'s CPU per job on the largest machine against KTH-SP2's, driven by ``batsim-peer``.
 
-``python -m scheduler serve`` (EASY-FCFS, a fresh process, as under a real Batsim) is driven by
+``python -m batsim_classifier_scheduler serve`` (EASY-FCFS, a fresh process, as under a real Batsim) is driven by
 ``batsim-peer`` (the embedded engine, in this process) over loopback TCP (``bench_socket.serve_run``) on:
 
 - KTH-SP2: the reference workload and platform (``../shared/reference-schedules/KTH-SP2/``, 100 machines);
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_socket import serve_run  # noqa: E402
 from common import REPO, machine_line, markdown_table, require_shared, run_child, seconds  # noqa: E402
 
-from scheduler.platforms import read_platform  # noqa: E402
-from scheduler.workloads import load_workload  # noqa: E402
+from batsim_classifier_scheduler.platforms import read_platform  # noqa: E402
+from batsim_classifier_scheduler.workloads import load_workload  # noqa: E402
 
 KTH = "reference-schedules/KTH-SP2"
 CURIE = "workloads/CEA-Curie-2011-2.1-cln.swf.gz"
@@ -44,7 +44,7 @@ def curie_slice(trace: Path, lines: int, scratch: Path) -> tuple[Path, Path]:
                 break
             out.write(line)
     workload, platform = scratch / "curie.json", scratch / "curie.xml"
-    run_child([sys.executable, "-m", "scheduler", "convert", str(swf), "-o", str(workload),
+    run_child([sys.executable, "-m", "batsim_classifier_scheduler", "convert", str(swf), "-o", str(workload),
                "--platform-out", str(platform)], cwd=REPO)
     return workload, platform
 

@@ -30,15 +30,15 @@ from common import (add_baselines_option, child_env, machine_line, markdown_tabl
 
 #: Plays a recording (one message a line) to the decision-process side of the revision on ``PYTHONPATH``; prints the
 #: second pass's CPU seconds per part, as JSON. (Older revisions kept ``SchedulerCodec`` in
-#: ``scheduler.batsim.protocol``.)
+#: ``batsim_classifier_scheduler.batsim``.)
 PLAYER = """
 import gc, json, sys, time
 try:
-    from scheduler.batsim.scheduler_codec import SchedulerCodec
+    from batsim_classifier_scheduler.batsim.scheduler_codec import SchedulerCodec
 except ImportError:
-    from scheduler.batsim.protocol import SchedulerCodec
-from scheduler.batsim.server import DecisionServer
-from scheduler.compose import build_core
+    from batsim_classifier_scheduler.batsim import SchedulerCodec
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.compose import build_core
 with open(sys.argv[1], "rb") as lines:
     messages = lines.read().splitlines()
 clock = time.process_time
@@ -67,10 +67,10 @@ print(json.dumps({"decode": parts[0], "decide": parts[1], "encode": parts[2], "m
 
 def record(workload, nb_machines: int, path: Path) -> int:
     """The Batsim messages of an EASY-FCFS run of ``workload``, one a line in ``path``; how many."""
-    from scheduler.batsim.scheduler_codec import SchedulerCodec
-    from scheduler.batsim.server import DecisionServer
-    from scheduler.sim.engine import BatsimEngine, TimedReply
-    from scheduler.sim.peer import batsim_codec
+    from batsim_classifier_scheduler.batsim.scheduler_codec import SchedulerCodec
+    from batsim_classifier_scheduler.batsim.server import DecisionServer
+    from batsim_classifier_scheduler.sim.engine import BatsimEngine, TimedReply
+    from batsim_classifier_scheduler.sim.peer import batsim_codec
 
     engine = BatsimEngine(workload, nb_machines)
     batsim, ours, server = batsim_codec(engine), SchedulerCodec(), DecisionServer(options={})
@@ -94,11 +94,11 @@ def record(workload, nb_machines: int, path: Path) -> int:
 
 def workload_to_record(scratch: Path):
     """``(name, workload, machines)``: KTH-SP2's reference workload, or a synthetic one without ``../shared/``."""
-    from scheduler.workloads import load_workload
+    from batsim_classifier_scheduler.workloads import load_workload
 
     kth = shared_path("reference-schedules", "KTH-SP2")
     if kth:
-        from scheduler.platforms import read_platform
+        from batsim_classifier_scheduler.platforms import read_platform
 
         return ("KTH-SP2", load_workload(kth / "workload.json.gz"),
                 read_platform(kth / "platform.xml").nb_compute_hosts)

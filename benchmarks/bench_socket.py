@@ -1,6 +1,6 @@
 """``serve`` under ``batsim-peer``: its own CPU per Batsim message, against a baseline revision.
 
-For each workload, ``python -m scheduler serve`` (EASY-FCFS, its own fresh process, as under a real
+For each workload, ``python -m batsim_classifier_scheduler serve`` (EASY-FCFS, its own fresh process, as under a real
 Batsim) is driven by ``batsim-peer`` (the embedded engine, in this process) over loopback TCP, once
 with this checkout and once with a baseline revision (``--baseline``, default ``main``, exported
 with ``git archive`` into a temporary folder and run with ``PYTHONPATH`` pointing there), the runs
@@ -41,10 +41,10 @@ import zmq  # noqa: E402
 from common import REPO, MeasuredChild, calibration_loop, child_env, export_revision, machine_line  # noqa: E402
 from common import markdown_table, ratio, run_child, seconds, shared_path, top_level_imports  # noqa: E402
 
-from scheduler.platforms import read_platform  # noqa: E402
-from scheduler.sim.peer import run_peer  # noqa: E402
-from scheduler.workloads import load_workload  # noqa: E402
-from scheduler.workloads.synthetic import generate  # noqa: E402
+from batsim_classifier_scheduler.platforms import read_platform  # noqa: E402
+from batsim_classifier_scheduler.sim.peer import run_peer  # noqa: E402
+from batsim_classifier_scheduler.workloads import load_workload  # noqa: E402
+from batsim_classifier_scheduler.workloads.synthetic import generate  # noqa: E402
 
 #: batsched 1.4.0 easy_bf on KTH-SP2, in calibration loops, and its peak RSS (issue 14, quiet machine).
 BATSCHED_LOOPS, BATSCHED_MB = {"KTH-SP2": 16.7}, {"KTH-SP2": 171.0, "SDSC-SP2": 609.0}
@@ -71,7 +71,7 @@ def serve_run(source: Path, workload, nb_machines: int, python_flags: tuple[str,
     """``serve`` of the checkout at ``source`` driven by batsim-peer; the run and serve's stderr."""
     endpoint = free_endpoint()
     with tempfile.TemporaryFile() as err:
-        server = MeasuredChild([sys.executable, *python_flags, "-m", "scheduler", "serve", "-s", endpoint,
+        server = MeasuredChild([sys.executable, *python_flags, "-m", "batsim_classifier_scheduler", "serve", "-s", endpoint,
                                 "--timeout", "600"], cwd=source, env=child_env(source), stderr=err)
         started = time.perf_counter()
         try:
@@ -127,7 +127,7 @@ def workloads(names: list[str], scratch: Path) -> list[tuple[str, object, int]]:
                        read_platform(kth / "platform.xml").nb_compute_hosts))
     sdsc = shared_path("workloads", "SDSC-SP2-1998-4.2-cln.swf.gz")
     if "sdsc" in names and sdsc:
-        run_child([sys.executable, "-m", "scheduler", "convert", str(sdsc), "-o", str(scratch / "sdsc.json"),
+        run_child([sys.executable, "-m", "batsim_classifier_scheduler", "convert", str(sdsc), "-o", str(scratch / "sdsc.json"),
                    "--platform-out", str(scratch / "sdsc.xml")], cwd=REPO)
         chosen.append(("SDSC-SP2", load_workload(scratch / "sdsc.json"),
                        read_platform(scratch / "sdsc.xml").nb_compute_hosts))

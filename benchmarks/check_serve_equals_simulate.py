@@ -4,9 +4,9 @@ For each trace (the archive's SWF traces in ``../shared/workloads/``, converted 
 temporary folder, with their platform), variant and policy, it runs, each in its own process, as a user
 would:
 
-- ``python -m scheduler simulate TRACE.json --platform TRACE.xml --variant V --policy P -e sim``;
-- ``python -m scheduler serve --variant V --policy P`` on a free loopback port, driven by
-  ``python -m scheduler batsim-peer -p TRACE.xml -w TRACE.json -e peer --enable-dynamic-jobs`` (the flag
+- ``python -m batsim_classifier_scheduler simulate TRACE.json --platform TRACE.xml --variant V --policy P -e sim``;
+- ``python -m batsim_classifier_scheduler serve --variant V --policy P`` on a free loopback port, driven by
+  ``python -m batsim_classifier_scheduler batsim-peer -p TRACE.xml -w TRACE.json -e peer --enable-dynamic-jobs`` (the flag
   the safeguard needs, as the README runs Batsim; ``--batsim-flags`` adds others, e.g.
   ``--enable-profile-reuse``; with ``--acknowledge-dynamic-jobs`` simulate is given it too);
 
@@ -44,8 +44,8 @@ VARIANTS = ["base", "classification-idempotent", "class-clairvoyant", "classific
 
 
 def scheduler(*arguments: object, **popen: object) -> subprocess.Popen:
-    """``python -m scheduler ARGUMENTS`` with this checkout first on the path."""
-    return subprocess.Popen([sys.executable, "-m", "scheduler", *map(str, arguments)], cwd=REPO, env=child_env(),
+    """``python -m batsim_classifier_scheduler ARGUMENTS`` with this checkout first on the path."""
+    return subprocess.Popen([sys.executable, "-m", "batsim_classifier_scheduler", *map(str, arguments)], cwd=REPO, env=child_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
 
 

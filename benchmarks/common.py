@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-#: The repository root (the folder that holds ``scheduler/``).
+#: The repository root (the folder that holds ``batsim_classifier_scheduler/``).
 REPO = Path(__file__).resolve().parents[1]
 #: The team's shared data beside the checkout; it may be absent.
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -208,8 +208,8 @@ def interleaved_children(commands: dict[str, list[str]], rounds: int,
 def synthetic_trace(jobs: int, folder: Path):
     """``generate(jobs, weeks=jobs / 1000, nb_res=128, seed=1)`` written to ``folder/synthetic.json``: the
     file and the workload."""
-    from scheduler.workloads.batsim_json import write_batsim_json
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.workloads.batsim_json import write_batsim_json
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     workload = generate(jobs, weeks=jobs / 1000, nb_res=128, seed=1)
     return write_batsim_json(workload, folder / "synthetic.json"), workload
@@ -228,12 +228,12 @@ def export_revision(revision: str, folder: Path) -> Path:
     return folder
 
 
-#: This checkout's import package; revisions before its rename named it ``scheduler``.
+#: This checkout's import package; revisions before its rename named it ``batsim_classifier_scheduler``.
 PACKAGE = "batsim_classifier_scheduler"
 
 
 def alias_package(folder: Path) -> None:
-    """A revision whose package is ``scheduler`` answers to this checkout's package name too, so that the same
+    """A revision whose package is ``batsim_classifier_scheduler`` answers to this checkout's package name too, so that the same
     commands (``python -m PACKAGE ...``, ``from PACKAGE.cli import main``) run both: the alias is that package."""
     alias = folder / PACKAGE
     alias.mkdir()
@@ -309,7 +309,7 @@ def measured_simulation(workload, config, nb_machines: int) -> tuple[dict[str, f
     CPU time (``time.process_time``) is what the ratios should use on a shared machine: other
     processes competing for the cores stretch the wall time, much less this process's CPU time.
     """
-    from scheduler.sim.simulate import simulate
+    from batsim_classifier_scheduler.sim.simulate import simulate
 
     wall, cpu = time.perf_counter(), time.process_time()
     result, _core = simulate(workload, config, nb_machines)

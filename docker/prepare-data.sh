@@ -48,7 +48,7 @@ if ! provide workloads "$workload"; then
     for trace in "$data/workloads/$stem.swf" "$data/workloads/$stem.swf.gz"; do
         if [ -e "$trace" ]; then
             echo "prepare: converting workloads/${trace##*/} into workloads/$workload"
-            "$python" -m scheduler convert "$trace" -o "$data/workloads/$workload"
+            "$python" -m batsim_classifier_scheduler convert "$trace" -o "$data/workloads/$workload"
             break
         fi
     done

@@ -4,7 +4,7 @@ A job's key is its area (estimate x processors) less a credit for waiting: ``agi
 per second waited. Wide, long jobs are no longer postponed forever: a job catches up with one of smaller
 area after waiting their difference in area over ``aging`` seconds. ``aging`` 0 is SAF. Run it with::
 
-    python -m scheduler simulate workloads/sample.json --policy examples/aged_area.py:AgedArea \\
+    python -m batsim_classifier_scheduler simulate workloads/sample.json --policy examples/aged_area.py:AgedArea \\
         --policy-options '{"aging": 16}'
 """
 
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import msgspec
 
-from scheduler.core.job import Job
+from batsim_classifier_scheduler.core.job import Job
 
 
 class AgedArea:

@@ -6,7 +6,7 @@ in the machines free now starts, on the lowest-numbered of them; a job that does
 reserved: ``depth`` 1 is strict queue order (``--algorithm fcfs``), a depth beyond the queue's length is
 batsched's ``filler``. Run it with::
 
-    python -m scheduler simulate workloads/sample.json --algorithm examples/lookahead.py:LookAhead \\
+    python -m batsim_classifier_scheduler simulate workloads/sample.json --algorithm examples/lookahead.py:LookAhead \\
         --algorithm-options '{"depth": 5}'
 """
 
@@ -16,9 +16,9 @@ from typing import Annotated
 
 import msgspec
 
-from scheduler.core.algorithm import Algorithm
-from scheduler.core.events import Execute
-from scheduler.core.job import Job
+from batsim_classifier_scheduler.core.algorithm import Algorithm
+from batsim_classifier_scheduler.core.messages import Execute
+from batsim_classifier_scheduler.core.job import Job
 
 
 class LookAhead(Algorithm):

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from scheduler.metrics import bounded_slowdown, fold_attempts, summarize  # noqa: E402
-from scheduler.sim.output import read_jobs_csv  # noqa: E402
+from batsim_classifier_scheduler.metrics import bounded_slowdown, fold_attempts, summarize  # noqa: E402
+from batsim_classifier_scheduler.sim.batsim_files import read_jobs_csv  # noqa: E402
 
 WORKLOADS = ROOT.parent / "shared" / "workloads"
 #: trace -> (SWF file, platform, processors)
@@ -120,7 +120,7 @@ def simulate(trace: str, policy: str, prefix: Path, options: list[str]) -> Path:
         return jobs
     swf, platform, _ = TRACES[trace]
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    command = ["nice", "-n", "10", sys.executable, "-m", "scheduler", "simulate", str(WORKLOADS / swf),
+    command = ["nice", "-n", "10", sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(WORKLOADS / swf),
                "--platform", platform, "--policy", policy, "-e", str(prefix), "--no-progress", *options]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(gap_by_class(options.output / options.args[0] / f"{trace}_{policy}_jobs.csv", cc).round(3))
         return
     if options.command == "plot":
-        from scheduler.experiments.plots import kill_frontier
+        from batsim_classifier_scheduler.experiments.plots import kill_frontier
 
         points = pd.read_csv(options.args[0])
         for trace in dict.fromkeys(points["trace"]):

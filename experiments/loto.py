@@ -100,7 +100,7 @@ def simulate(jobs: Path, trace: str, policy: str, options: list[str]) -> Path:
     swf, machine, _ = ALL_TRACES[trace]
     jobs.parent.mkdir(parents=True, exist_ok=True)
     prefix = jobs.parent / jobs.name.removesuffix("_jobs.csv")
-    command = ["nice", "-n", "10", sys.executable, "-m", "scheduler", "simulate", str(WORKLOADS / swf), *machine,
+    command = ["nice", "-n", "10", sys.executable, "-m", "batsim_classifier_scheduler", "simulate", str(WORKLOADS / swf), *machine,
                "--policy", policy, "-e", str(prefix), "--no-progress", *options]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import DATA
 
-# The suite starts many ``python -m scheduler`` processes: let them cache the package's bytecode (a machine that sets
+# The suite starts many ``python -m batsim_classifier_scheduler`` processes: let them cache the package's bytecode (a machine that sets
 # PYTHONDONTWRITEBYTECODE makes each of them compile it again, about 0.2 s of CPU a process).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 

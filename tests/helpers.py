@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from scheduler.workloads.model import Workload
+from batsim_classifier_scheduler.workloads.model import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -58,12 +58,12 @@ _ENDPOINTS = itertools.count()
 
 def serve_in_process(messages: list[bytes], options: dict) -> tuple[list, Exception | None]:
     """``serve``'s own message loop fed ``messages`` (queued up front) over an in-process socket: the
-    replies, and the :class:`~scheduler.errors.SchedulerError` it stopped on, if any (none: the run ended
+    replies, and the :class:`~batsim_classifier_scheduler.errors.SchedulerError` it stopped on, if any (none: the run ended
     with SIMULATION_ENDS). The short timeout ends a stream whose messages ran out."""
     import zmq
 
-    from scheduler.batsim.server import DecisionServer
-    from scheduler.errors import SchedulerError
+    from batsim_classifier_scheduler.batsim.server import DecisionServer
+    from batsim_classifier_scheduler.errors import SchedulerError
 
     context = zmq.Context.instance()
     server, batsim = context.socket(zmq.REP), context.socket(zmq.DEALER)

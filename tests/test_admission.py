@@ -1,5 +1,5 @@
 """The limits a site states, kept by construction (``--kill-limit``, ``--waste-limit``,
-:mod:`scheduler.core.decision.admission`), decided in-process: on random workloads, under FCFS and SPF, no run kills
+:mod:`batsim_classifier_scheduler.core.decision.admission`), decided in-process: on random workloads, under FCFS and SPF, no run kills
 more than K of its jobs or wastes more than W of its useful work at any moment (checked after every decision), and,
 with ``--promote-overdue killed-one``, no killed job waits past the longest first-attempt wait plus EASY's bound."""
 
@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.decision.admission import Admission
-from scheduler.core.events import KILLED, Execute, JobCompleted, JobSubmitted, Kill
-from scheduler.errors import ConfigError
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.decision.admission import Admission
+from batsim_classifier_scheduler.core.messages import KILLED, Execute, JobCompleted, JobSubmitted, Kill
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 
 from tests.helpers import make_workload
 from tests.test_overdue import TOLERANT, killed_waits, workloads

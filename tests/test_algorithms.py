@@ -4,19 +4,19 @@ backfilling, strict queue order (``fcfs``) and filler; the paper's method under 
 import pytest
 from hypothesis import given, settings
 
-from scheduler import registry
-from scheduler.cli import build_parser
-from scheduler.cli.options import config_from_args
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.events import JobSubmitted, SimulationBegins
-from scheduler.core.filler import Filler
-from scheduler.core.job import Job
-from scheduler.core.machines import from_interval_string
-from scheduler.errors import ConfigError
-from scheduler.sim.peer import run_peer
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler import registry
+from batsim_classifier_scheduler.cli import build_parser
+from batsim_classifier_scheduler.cli.options import config_from_args
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.messages import JobSubmitted, SimulationBegins
+from batsim_classifier_scheduler.core.filler import Filler
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.core.machines import from_interval_string
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.sim.peer import run_peer
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import make_workload
 from tests.test_easy_properties import workloads

@@ -1,8 +1,8 @@
-"""The summary reads allocations as intervals, not masks (``scheduler.sim.output._allocation_runs``)."""
+"""The summary reads allocations as intervals, not masks (``batsim_classifier_scheduler.sim.batsim_files._allocation_runs``)."""
 
 import pytest
 
-from scheduler.sim.output import _allocation_runs, _last_job_end_per_machine
+from batsim_classifier_scheduler.sim.batsim_files import _allocation_runs, _last_job_end_per_machine
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -11,11 +11,11 @@ import urllib.request
 
 import pytest
 
-from scheduler.errors import WorkloadError
-from scheduler.workloads import archive, load_workload
-from scheduler.workloads.archive import (TRACES, Trace, default_cache_dir, fetch_trace, find_trace,
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.workloads import archive, load_workload
+from batsim_classifier_scheduler.workloads.archive import (TRACES, Trace, default_cache_dir, fetch_trace, find_trace,
                                          known_machine_size, manifest, zegox_partition)
-from scheduler.workloads.swf import read_swf
+from batsim_classifier_scheduler.workloads.swf import read_swf
 
 from tests.helpers import DATA, REPO  # noqa: E402
 PAPER = {"CTC-SP2": 338, "HPC2N": 240, "KTH-SP2": 100, "SDSC-BLUE": 1152, "SDSC-SP2": 128,

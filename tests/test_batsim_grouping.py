@@ -4,7 +4,7 @@ The engine is given the scheduler's recorded replies, message by message, and mu
 real Batsim sent (106,510 of them, on the full KTH-SP2 trace with 14,663 kills), grouped and ordered the
 same, compared as JSON values; then write the same ``_jobs.csv`` rows. Real Batsim splits events due at the
 same printed time over several messages when SimGrid's rounding ends their sleeps one step apart
-(``scheduler.sim.simgrid``): three times in this run.
+(``batsim_classifier_scheduler.sim.simgrid``): three times in this run.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import msgspec
 import pandas as pd
 import pytest
 
-from scheduler.batsim.protocol import BatsimCodec
-from scheduler.platforms import read_platform
-from scheduler.sim.engine import BatsimEngine, SimulationOptions, TimedReply
-from scheduler.sim.peer import batsim_codec, workload_profiles
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.batsim import BatsimCodec
+from batsim_classifier_scheduler.platforms import read_platform
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions, TimedReply
+from batsim_classifier_scheduler.sim.peer import batsim_codec, workload_profiles
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import SHARED
 from tests.test_replay import difference

@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scheduler.errors import WorkloadError
-from scheduler.workloads import convert_swf, load_workload, read_batsim_json, write_batsim_json
-from scheduler.workloads.batsim_json import delay_profile_names, workload_json
-from scheduler.workloads.model import Workload
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.workloads import convert_swf, load_workload, read_batsim_json, write_batsim_json
+from batsim_classifier_scheduler.workloads.batsim_json import delay_profile_names, workload_json
+from batsim_classifier_scheduler.workloads.model import Workload
 
 from tests.helpers import DATA, SHARED, shared  # noqa: F401
 

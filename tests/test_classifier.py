@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler.cli import build_parser
-from scheduler.cli.options import config_from_args
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import Job
-from scheduler.errors import ConfigError
-from scheduler.knowledge.classifier import (
+from batsim_classifier_scheduler.cli import build_parser
+from batsim_classifier_scheduler.cli.options import config_from_args
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.knowledge.classifier import (
     ClassifierError,
     JobClassifier,
     PackedForest,
@@ -23,10 +23,10 @@ from scheduler.knowledge.classifier import (
     default_forest,
     quality,
 )
-from scheduler.core.job import JobClass
-from scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.core.job import JobClass
+from batsim_classifier_scheduler.knowledge.features import CATEGORIES, N_LAGS, STATIC_FEATURES
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import generate
 from tests.helpers import REPO
 
 WEEK = 1000.0
@@ -143,8 +143,8 @@ def test_the_oracle_computes_no_features_and_does_not_import_scikit_learn():
         oracle.feature_table()
     assert oracle.summary()["accuracy"] == 1.0
     # a whole class-clairvoyant run, in a fresh interpreter: scikit-learn costs more to import than it does
-    script = ("import sys; from scheduler.config import SchedulerConfig; from scheduler.sim.simulate import simulate; "
-              "from scheduler.workloads.synthetic import generate; "
+    script = ("import sys; from batsim_classifier_scheduler.config import SchedulerConfig; from batsim_classifier_scheduler.sim.simulate import simulate; "
+              "from batsim_classifier_scheduler.workloads.synthetic import generate; "
               "_, core = simulate(generate(300, weeks=2, nb_res=16, seed=1), SchedulerConfig.variant('class-clairvoyant')); "
               "outcome = core.outcome(); assert outcome.classifier['n'] > 0; print('sklearn' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)

@@ -25,11 +25,11 @@ import pytest
 if __name__ == "__main__":  # run as a script from the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scheduler.config import SchedulerConfig
-from scheduler.sim.output import write_jobs_csv
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.batsim_json import read_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.sim.batsim_files import write_jobs_csv
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.batsim_json import read_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 from tests.helpers import DATA, REPO, named
 
 GOLDEN = DATA / "classifier_golden"

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from scheduler.errors import WorkloadError
-from scheduler.workloads import CleaningRules, convert_swf
-from scheduler.workloads.cleaning import clean
-from scheduler.workloads.swf import read_swf
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.workloads import CleaningRules, convert_swf
+from batsim_classifier_scheduler.workloads.cleaning import clean
+from batsim_classifier_scheduler.workloads.swf import read_swf
 
 from tests.helpers import DATA, SHARED, shared  # noqa: F401
 
@@ -180,7 +180,7 @@ def test_a_header_with_a_partition_list_gives_the_machine_s_total(header, size, 
 
 
 def test_sdsc_ds_runs_on_its_1664_processors():
-    from scheduler.workloads.swf import SwfTrace, read_header
+    from batsim_classifier_scheduler.workloads.swf import SwfTrace, read_header
 
     header = read_header(shared("workloads/SDSC-DS-2004-2.1-cln.swf.gz"))
     assert SwfTrace(jobs=None, header=header, path=None).declared_size() == ("MaxProcs", 1664, (72, 1368, 224))

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from scheduler.cli import build_parser, main
-from scheduler.errors import ConfigError, PlatformError, ProtocolError
-from scheduler.platforms import platform_xml
-from scheduler.values import MAX_MACHINES
+from batsim_classifier_scheduler.cli import build_parser, main
+from batsim_classifier_scheduler.errors import ConfigError, PlatformError, ProtocolError
+from batsim_classifier_scheduler.platforms import platform_xml
+from batsim_classifier_scheduler.util.values import MAX_MACHINES
 
 from tests.helpers import REPO, serve_in_process
 
@@ -77,7 +77,7 @@ def test_a_platform_beyond_the_limit_is_refused_before_its_hosts_are_listed(comm
 @pytest.mark.parametrize("role", ["", '<prop id="role" value="master" />'])
 def test_a_platform_at_the_limit_is_read(role, tmp_path, monkeypatch):
     """The bound is exact, with or without a role=master host (the limit made 8 to keep it quick)."""
-    from scheduler import platforms
+    from batsim_classifier_scheduler import platforms
 
     monkeypatch.setattr(platforms, "MAX_MACHINES", 8)
     master = f'<host id="master_host" speed="1Gf">{role}</host>'
@@ -93,7 +93,7 @@ def test_a_platform_at_the_limit_is_read(role, tmp_path, monkeypatch):
 
 
 def test_the_platform_writer_and_the_sweep_refuse_it_too():
-    from scheduler.experiments.grid import parse_config
+    from batsim_classifier_scheduler.experiments.grid import parse_config
 
     with pytest.raises(PlatformError, match=r"up to 16,777,216 \(2\*\*24\), got 16777217"):
         platform_xml(MAX_MACHINES + 1)
@@ -122,7 +122,7 @@ def test_serve_refuses_a_batsim_machine_beyond_the_limit_at_once(size):
 def test_every_command_line_mistake_exits_2_with_one_line(flags, capsys):
     """The issue's list: all but --tau and --nb-res exited 1. The last three are options that do not go together."""
     error = refused(["simulate", SAMPLE, *flags], 2, capsys)
-    assert error.startswith("error: simulate: ") and error.endswith("(see python -m scheduler simulate --help)\n")
+    assert error.startswith("error: simulate: ") and error.endswith("(see python -m batsim_classifier_scheduler simulate --help)\n")
 
 
 def test_serve_s_option_mistakes_exit_2_too(capsys):
@@ -159,7 +159,7 @@ def test_the_documented_exit_code_table_is_true(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     examples = 0
     for code, row in rows.items():
-        for example in re.findall(r"`python -m scheduler ([^`]+)`", row):
+        for example in re.findall(r"`python -m batsim_classifier_scheduler ([^`]+)`", row):
             examples += 1
             assert exit_code(shlex.split(example)) == code, example
             assert capsys.readouterr().err.count("\n") == (code != 0)

@@ -8,7 +8,7 @@ import importlib
 import subprocess
 import sys
 
-from scheduler.cli import COMMANDS
+from batsim_classifier_scheduler.cli import COMMANDS
 
 from tests.helpers import REPO
 
@@ -18,17 +18,17 @@ HEAVY = ("sklearn", "pandas", "numpy", "matplotlib", "tqdm", "scipy")
 def test_the_command_table_lists_what_each_module_registers():
     for module, commands in COMMANDS.items():
         subparsers = argparse.ArgumentParser().add_subparsers()
-        importlib.import_module(f"scheduler.cli.{module}").register(subparsers)
+        importlib.import_module(f"batsim_classifier_scheduler.cli.{module}").register(subparsers)
         assert tuple(subparsers.choices) == commands
 
 
 SERVE_EASY = f"""
 import sys
-from scheduler.cli import build_parser
-from scheduler.batsim.protocol import SchedulerCodec
-from scheduler.batsim.server import DecisionServer
-from scheduler.compose import build_core
-from scheduler.cli.batsim import run_serve
+from batsim_classifier_scheduler.cli import build_parser
+from batsim_classifier_scheduler.batsim import SchedulerCodec
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.cli.batsim import run_serve
 
 args = build_parser("serve").parse_args(["serve", "--policy", "spf"])
 server = DecisionServer(options={{}}, overrides={{"policy": args.policy}})

@@ -9,16 +9,16 @@ import urllib.request
 
 import pytest
 
-from scheduler.cli import workloads as cli
-from scheduler.errors import OutputError, SchedulerError, WorkloadError
-from scheduler.platforms import read_platform
-from scheduler.workloads import archive, load_workload
+from batsim_classifier_scheduler.cli import workloads as cli
+from batsim_classifier_scheduler.errors import OutputError, SchedulerError, WorkloadError
+from batsim_classifier_scheduler.platforms import read_platform
+from batsim_classifier_scheduler.workloads import archive, load_workload
 
 from tests.helpers import DATA  # noqa: E402
 
 
 def run(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scheduler")
+    parser = argparse.ArgumentParser(prog="python -m batsim_classifier_scheduler")
     cli.register(parser.add_subparsers())
     args = parser.parse_args([str(a) for a in argv])
     return args.func(args)
@@ -100,7 +100,7 @@ def test_fetch_trace_prints_the_path(monkeypatch, tmp_path, capsys):
 
 
 def test_the_main_entry_point_prints_errors_in_one_line(capsys):
-    from scheduler.cli import build_parser, main
+    from batsim_classifier_scheduler.cli import build_parser, main
 
     try:
         build_parser()

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest import MonkeyPatch
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core import conservative
-from scheduler.core.machines import full_mask, lowest
-from scheduler.core.reservations import Placement, ReservationProfile
-from scheduler.sim.engine import BatsimEngine
-from scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core import conservative
+from batsim_classifier_scheduler.core.machines import full_mask, lowest
+from batsim_classifier_scheduler.core.reservations import Placement, ReservationProfile
+from batsim_classifier_scheduler.sim.engine import BatsimEngine
+from batsim_classifier_scheduler.sim.simulate import simulate
 
 from tests.helpers import make_workload
 from tests.test_easy_properties import check_schedule, workloads
@@ -30,7 +30,7 @@ HORIZON = 1e19  # the end of batsched's last slice
 
 class SliceModel:
     """batsched's ``Schedule`` as a plain list of ``[begin, end, {job id: machines}]`` slices, with the
-    interface :class:`~scheduler.core.conservative.ConservativeBackfilling` uses."""
+    interface :class:`~batsim_classifier_scheduler.core.conservative.ConservativeBackfilling` uses."""
 
     def __init__(self, nb_machines: int, now: float = 0.0) -> None:
         self.nb_machines = nb_machines

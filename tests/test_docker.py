@@ -37,7 +37,7 @@ DOCKERFILE = DOCKER / "Dockerfile"
 SAFEGUARD_ENV = DOCKER / "safeguard.env"
 
 #: What the batsim service's image runs (its ENTRYPOINT is the batsim binary), here.
-BATSIM_STAND_IN = [sys.executable, "-m", "scheduler", "batsim-peer"]
+BATSIM_STAND_IN = [sys.executable, "-m", "batsim_classifier_scheduler", "batsim-peer"]
 
 
 # ---- the Dockerfile ---------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def test_the_dockerfile_builds_a_small_non_root_scheduler_image():
     keywords = dict(stage)
     runs = " ".join(arg for kw, arg in stage if kw == "RUN")
     entrypoint, cmd, env, copies = image()
-    assert entrypoint == ["python", "-m", "scheduler"]
+    assert entrypoint == ["python", "-m", "batsim_classifier_scheduler"]
     assert cmd == ["serve", "-s", "tcp://*:28000"]
     assert keywords["EXPOSE"] == "28000"
     user = keywords["USER"].split(":")[0]
@@ -179,13 +179,13 @@ def in_build_context(relative: str) -> bool:
 def test_the_build_context_holds_the_image_inputs_and_nothing_else():
     _, _, _, copies = image()
     needed = [REPO / "pyproject.toml", REPO / "README.md", DOCKER / "requirements.txt", *copies.values()]
-    needed += [p for p in (REPO / "scheduler").rglob("*.py")]
+    needed += [p for p in (REPO / "batsim_classifier_scheduler").rglob("*.py")]
     for path in needed:
         files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
         for file in files:
             assert in_build_context(file.relative_to(REPO).as_posix()), f"{file} is not in the build context"
     for relative in ["tests/test_docker.py", ".git/HEAD", ".venv/bin/python", "docker/compose.yaml",
-                     "docker/data/out/sample/batsim_jobs.csv", "scheduler/__pycache__/cli.cpython-311.pyc",
+                     "docker/data/out/sample/batsim_jobs.csv", "batsim_classifier_scheduler/__pycache__/cli.cpython-311.pyc",
                      "out/run_jobs.csv", "benchmarks/README.md"]:
         assert not in_build_context(relative), f"{relative} should not be sent to the builder"
 
@@ -581,8 +581,8 @@ def test_the_sample_experiment_runs_from_the_container_commands(containers, tmp_
 
 @pytest.mark.slow
 def test_the_safeguard_env_file_gives_batsim_the_dynamic_job_flags(containers, tmp_path):
-    from scheduler.workloads.batsim_json import write_batsim_json
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.workloads.batsim_json import write_batsim_json
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     # a smaller workload than the sample, dropped into the data folder as a user would
     run = containers(compose_model((), SAFEGUARD_ENV, {"WORKLOAD": "small.json"}, tmp_path))

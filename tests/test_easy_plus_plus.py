@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.errors import WorkloadError
-from scheduler.metrics import summarize
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import repeating_users
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.metrics import summarize
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import repeating_users
 from tests.helpers import make_workload
 
 

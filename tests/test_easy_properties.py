@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.sim.engine import BatsimEngine
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.sim.engine import BatsimEngine
 
 from tests.helpers import make_workload
 

@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
-from scheduler.batsim.server import DecisionServer
-from scheduler.cli import main
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.errors import ProtocolError
-from scheduler.sim.engine import BatsimEngine
-from scheduler.sim.peer import run_peer, workload_profiles
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.batsim import BatsimCodec, SchedulerCodec
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.errors import ProtocolError
+from batsim_classifier_scheduler.sim.engine import BatsimEngine
+from batsim_classifier_scheduler.sim.peer import run_peer, workload_profiles
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import REPO, make_workload
 
@@ -64,7 +64,7 @@ def test_served_run_equals_the_in_process_run(sample, policy):
 
 @pytest.mark.slow
 def test_sched_config_from_batsim_sets_the_policy():
-    from scheduler.sim.engine import SimulationOptions
+    from batsim_classifier_scheduler.sim.engine import SimulationOptions
 
     workload = generate(200, weeks=0.5, nb_res=16, seed=3)
     endpoint = free_endpoint()
@@ -90,7 +90,7 @@ def test_a_batsim_that_never_comes_gives_a_clear_error():
 
 def test_both_sides_of_the_socket_wait_600_s_by_default():
     """Issue 23: batsim-peer with no scheduler listening, and serve with no Batsim, waited forever."""
-    from scheduler.cli import build_parser
+    from batsim_classifier_scheduler.cli import build_parser
 
     for argv in (["serve"], ["batsim-peer", "-p", "p.xml", "-w", "w.json"]):
         assert build_parser(argv[0]).parse_args(argv).timeout == 600
@@ -138,7 +138,7 @@ PROBING = {"classifier": "rf", "safeguard": "kill", "probe_threshold": 0.02, "di
 @pytest.mark.slow
 @pytest.mark.parametrize("profile_reuse, options", [(True, IDEMPOTENT), (False, IDEMPOTENT), (True, PROBING)])
 def test_served_run_with_the_safeguard_equals_the_in_process_run(profile_reuse, options):
-    from scheduler.sim.engine import SimulationOptions
+    from batsim_classifier_scheduler.sim.engine import SimulationOptions
 
     workload = generate(900, weeks=3, nb_res=32, seed=5)
     endpoint = free_endpoint()

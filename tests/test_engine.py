@@ -2,15 +2,15 @@
 
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.core.events import (
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.messages import (
     CallMeLater, Execute, JobCompleted, JobKilled, JobSubmitted, Kill, NoMoreStaticJobs, RegisterJob,
     RegistrationFinished, RequestedCall, SetMetadata, SimulationBegins,
 )
-from scheduler.core.job import Job
-from scheduler.errors import SimulationError
-from scheduler.sim.engine import BatsimEngine, SimulationOptions, TimedReply
-from scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import SimulationError
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions, TimedReply
+from batsim_classifier_scheduler.sim.simulate import simulate
 from procset import ProcSet
 
 from tests.helpers import make_workload

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 from tests.helpers import make_workload
 
 
@@ -92,7 +92,7 @@ def per_job_submitter(self):
     """Batsim's submitter as Batsim writes it, job by job (the engine's walks the groups of one time instead)."""
     import numpy as np
 
-    from scheduler.sim.records import MSG_BYE, MSG_HELLO, MSG_SUBMITTED, SEND, SLEEP
+    from batsim_classifier_scheduler.sim.engine_types import MSG_BYE, MSG_HELLO, MSG_SUBMITTED, SEND, SLEEP
 
     yield (SEND, (MSG_HELLO,))
     current, group = self._timeline.now, []

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scheduler.core.job import Job
-from scheduler.errors import ConfigError
-from scheduler.knowledge.job_table import JobTable
-from scheduler.knowledge.features import (
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.knowledge.classified_jobs import JobTable
+from batsim_classifier_scheduler.knowledge.features import (
     CATEGORIES,
     HISTORY_STATS,
     N_LAGS,

@@ -27,13 +27,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from scheduler.batsim.protocol import BatsimCodec
-from scheduler.batsim.server import error_text
-from scheduler.cli import main
-from scheduler.errors import SchedulerError
-from scheduler.sim.output import read_jobs_csv
-from scheduler.values import MAX_SECONDS
-from scheduler.workloads import read_batsim_json
+from batsim_classifier_scheduler.batsim import BatsimCodec
+from batsim_classifier_scheduler.batsim.server import error_text
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.errors import SchedulerError
+from batsim_classifier_scheduler.sim.batsim_files import read_jobs_csv
+from batsim_classifier_scheduler.util.values import MAX_SECONDS
+from batsim_classifier_scheduler.workloads import read_batsim_json
 
 from tests.helpers import serve_in_process
 
@@ -61,7 +61,7 @@ def no_hang(seconds: int = HANG):
 
 
 def run_command(argv: list[str], capsys) -> tuple[int, str]:
-    """``python -m scheduler ARGV`` in process: its exit code and standard error. Anything but a
+    """``python -m batsim_classifier_scheduler ARGV`` in process: its exit code and standard error. Anything but a
     SchedulerError (shown as one line) escapes as a traceback would, and fails the test."""
     capsys.readouterr()
     with no_hang():
@@ -348,8 +348,8 @@ def test_an_error_message_is_one_line_whatever_the_input_holds():
 
 
 def test_a_user_that_is_no_name_does_not_break_the_predictor():
-    from scheduler.core.job import Job
-    from scheduler.knowledge.predictors import Ave2Predictor, user_of
+    from batsim_classifier_scheduler.core.job import Job
+    from batsim_classifier_scheduler.knowledge.predictors import Ave2Predictor, user_of
 
     job = Job("w0!1", 0.0, 1, 100.0, "d", 10.0, {"user": []})
     assert user_of(job) == "[]"

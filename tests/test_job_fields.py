@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import pickle
 
-from scheduler.core.job import JobFields
-from scheduler.workloads.model import Workload
+from batsim_classifier_scheduler.core.job import JobFields
+from batsim_classifier_scheduler.workloads.model import Workload
 
 
 def workload(**extras: list) -> Workload:

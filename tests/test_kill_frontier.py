@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from scheduler.experiments.plots import kill_frontier
+from batsim_classifier_scheduler.experiments.plots import kill_frontier
 
 
 def test_the_frontier_draws_one_point_per_rule_and_order(tmp_path):
@@ -31,7 +31,7 @@ def _kill_frontier_script():
 
 def _jobs_csv(path, rows):
     """A _jobs.csv of (job id, wait, runtime, metadata) rows, one processor each; an id with "!k" is killed."""
-    from scheduler.jobs_table import JOBS_COLUMNS
+    from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS
 
     table = pd.DataFrame([{column: "" for column in JOBS_COLUMNS} | {
         "job_id": job_id.removesuffix("!k"), "workload_name": "w0", "profile": "p", "submission_time": 0.0,

@@ -3,11 +3,11 @@ job (``running_siblings``): each rule decided in-process, with a stub classifier
 
 import pytest
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.events import Kill, RegisterJob, RegisterProfile
-from scheduler.errors import ConfigError
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.messages import Kill, RegisterJob, RegisterProfile
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 
 from tests.helpers import make_workload, preset
 from tests.test_safeguard import StubClassifier

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from procset import ProcSet
 
-from scheduler.core.machines import from_interval_string, interval_runs, lowest, runs, to_interval_string
+from batsim_classifier_scheduler.core.machines import from_interval_string, interval_runs, lowest, runs, to_interval_string
 
 from tests.helpers import lowest_by_bits
 
@@ -76,10 +76,10 @@ def test_small_and_large_masks_are_read_alike(mask: int, data: st.DataObject) ->
     count = data.draw(st.integers(min_value=0, max_value=mask.bit_count()))
     small = lowest(mask, count), runs(mask), to_interval_string(mask)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("scheduler.core.machines._SMALL", 1)  # every mask read as a large machine's
+        patch.setattr("batsim_classifier_scheduler.core.machines._SMALL", 1)  # every mask read as a large machine's
         assert (lowest(mask, count), runs(mask), to_interval_string(mask)) == small
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("scheduler.core.machines._SMALL", 1 << 6000)  # every mask read as a small machine's
+        patch.setattr("batsim_classifier_scheduler.core.machines._SMALL", 1 << 6000)  # every mask read as a small machine's
         assert (lowest(mask, count), runs(mask), to_interval_string(mask)) == small
 
 

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.metrics import (
+from batsim_classifier_scheduler.metrics import (
     FOLDED_COLUMNS, awf, bounded_slowdown, cumulative_bsld, fold_attempts, p_alpha_sf, summarize,
 )
-from scheduler.jobs_table import JOBS_COLUMNS
-from scheduler.sim.output import read_jobs_csv
+from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS
+from batsim_classifier_scheduler.sim.batsim_files import read_jobs_csv
 
 from tests.helpers import REPO, SHARED  # noqa: E402
 KTH = SHARED / "reference-schedules" / "KTH-SP2"

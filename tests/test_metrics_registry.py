@@ -1,4 +1,4 @@
-"""The metrics registry: a metric is one entry of ``scheduler.metrics.METRICS``, and the run summary, ``simulate``'s
+"""The metrics registry: a metric is one entry of ``batsim_classifier_scheduler.metrics.METRICS``, and the run summary, ``simulate``'s
 table, ``report``'s recomputation and its Markdown all show it."""
 
 import json
@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from scheduler import metrics
-from scheduler.cli import main
-from scheduler.cli.formats import duration
-from scheduler.metrics import METRICS, Metric, summarize
-from scheduler.values import DEFAULT_TAU
+from batsim_classifier_scheduler import metrics
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.cli.formats import duration
+from batsim_classifier_scheduler.metrics import METRICS, Metric, summarize
+from batsim_classifier_scheduler.util.values import DEFAULT_TAU
 
 from tests.helpers import DATA
 

@@ -14,14 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler.cli import main
-from scheduler.cli.results_table import format_table
-from scheduler.experiments import report as report_module
-from scheduler.experiments.collect import analyze_runs, discover_runs
-from scheduler.experiments.report_tables import Report
-from scheduler.platforms import platform_xml
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.cli.results_table import format_table
+from batsim_classifier_scheduler.experiments import report as report_module
+from batsim_classifier_scheduler.experiments.collect import analyze_runs, discover_runs
+from batsim_classifier_scheduler.experiments.report_tables import Report
+from batsim_classifier_scheduler.platforms import platform_xml
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import REPO, comparison_table, named
 
@@ -158,7 +158,7 @@ def test_a_base_run_alone_gets_no_one_bar_or_one_point_figure(tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_figure_7_marks_a_month_the_trace_covers_in_part(tmp_path):
-    from scheduler.experiments import plots
+    from batsim_classifier_scheduler.experiments import plots
 
     monthly = pd.DataFrame({"month": [0, 1], "mean_bsld": [40.0, 12.0], "jobs": [300, 50], "days": [30.0, 5.2]})
     shown = {}
@@ -229,8 +229,8 @@ def test_each_run_is_timed_without_the_start_up_of_its_kind():
     import of scikit-learn and the first forest fit. Nothing of scikit-learn is imported while a run is timed."""
     script = """
 import sys, time
-import scheduler.cli.simulate as cli
-from scheduler.cli import main
+import batsim_classifier_scheduler.cli.simulate as cli
+from batsim_classifier_scheduler.cli import main
 timed = []
 clock = time.perf_counter
 class Watch:
@@ -246,8 +246,8 @@ def watched(*args, **kwargs):
     finally:
         timed.pop()
 cli.simulate = watched
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 write_batsim_json(generate(150, weeks=2, nb_res=16, seed=1), sys.argv[1])
 assert "sklearn" not in sys.modules
 sys.exit(main(["simulate", sys.argv[1], "--variant", "classification-idempotent,experiments/presets/variants.json:classification-probing",

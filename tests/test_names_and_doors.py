@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from scheduler.cli import main
-from scheduler.variants import VARIANTS
-from scheduler.workloads import workload_path
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.config.variants import VARIANTS
+from batsim_classifier_scheduler.workloads import workload_path
 
 from tests.helpers import DATA, REPO, shared
 
@@ -64,7 +64,7 @@ def test_a_trace_not_downloaded_says_how_to_fetch_it(cache, command, capsys):
     assert exit_code(command) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "trace SDSC-SP2 is not downloaded yet" in error
-    assert "fetch it with: python -m scheduler fetch-trace SDSC-SP2" in error
+    assert "fetch it with: python -m batsim_classifier_scheduler fetch-trace SDSC-SP2" in error
     assert os.listdir() == []
 
 
@@ -72,7 +72,7 @@ def test_a_name_that_is_neither_a_file_nor_a_trace_lists_the_traces(cache, capsy
     assert exit_code(["simulate", "KTH-SP3"]) == 1
     assert capsys.readouterr().err == ("error: KTH-SP3: no such file, nor a trace name; known traces: CTC-SP2, "
                                        "HPC2N, KTH-SP2, SDSC-BLUE, SDSC-SP2, KIT-FH2, MetaCentrum2-zegox "
-                                       "(python -m scheduler fetch-trace --list)\n")
+                                       "(python -m batsim_classifier_scheduler fetch-trace --list)\n")
 
 
 def test_the_real_kth_sp2_is_converted_from_the_cache(tmp_path, monkeypatch, capsys):
@@ -139,7 +139,7 @@ def test_an_endpoint_without_its_transport_is_a_command_line_mistake(command, en
 @pytest.mark.parametrize("endpoint", ["tcp://*:28000", "tcp://localhost:28000", "tcp://[::1]:5", "ipc:///tmp/s",
                                       "inproc://x"])
 def test_well_formed_endpoints_are_taken(endpoint):
-    from scheduler.cli.batsim import endpoint_flag
+    from batsim_classifier_scheduler.cli.batsim import endpoint_flag
 
     assert endpoint_flag(endpoint) == endpoint
 
@@ -150,7 +150,7 @@ def test_well_formed_endpoints_are_taken(endpoint):
 def test_the_sweep_file_s_keys_are_documented():
     import msgspec
 
-    from scheduler.experiments.grid import _SweepFile, _TraceEntry
+    from batsim_classifier_scheduler.experiments.grid import _SweepFile, _TraceEntry
 
     text = (REPO / "docs" / "sweeps.md").read_text()
     for struct in (_SweepFile, _TraceEntry):
@@ -169,8 +169,8 @@ def test_an_unknown_trace_name_stops_the_sweep_before_its_first_run(tmp_path, ca
 
 
 def test_a_sweep_finds_a_trace_file_name_in_the_cache(cache):
-    from scheduler.experiments.grid import parse_config
-    from scheduler.experiments.traces import resolve_trace_file
+    from batsim_classifier_scheduler.experiments.grid import parse_config
+    from batsim_classifier_scheduler.experiments.traces import resolve_trace_file
 
     config = parse_config({"traces": [KTH_FILE, {"name": "mine", "path": f"elsewhere/{KTH_FILE}"}]})
     assert config.traces[0].archive == "KTH-SP2"
@@ -198,8 +198,8 @@ def test_report_reads_what_batsim_peer_writes(tmp_path, monkeypatch, capsys):
 
 
 def _interrupt_on(monkeypatch, target: str, call: int) -> None:
-    """Make ``scheduler.cli.simulate.<target>`` raise KeyboardInterrupt on its ``call``-th call (from 1)."""
-    import scheduler.cli.simulate as simulate
+    """Make ``batsim_classifier_scheduler.cli.simulate.<target>`` raise KeyboardInterrupt on its ``call``-th call (from 1)."""
+    import batsim_classifier_scheduler.cli.simulate as simulate
 
     real, calls = getattr(simulate, target), []
 
@@ -259,8 +259,8 @@ def test_the_option_reference_says_easy_bf_fast_backfills_jobs_that_end_before_t
 
 
 def test_a_write_that_fails_before_replacing_a_file_keeps_an_earlier_run_s_files(tmp_path, monkeypatch, capsys):
-    import scheduler.cli.simulate as simulate
-    from scheduler.errors import OutputError
+    import batsim_classifier_scheduler.cli.simulate as simulate
+    from batsim_classifier_scheduler.errors import OutputError
 
     monkeypatch.chdir(tmp_path)
     earlier = {name: f"earlier {name}" for name in ("out_jobs.csv", "out_schedule.csv", "out_summary.json")}

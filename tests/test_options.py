@@ -6,14 +6,14 @@ import json
 import re
 import pytest
 
-from scheduler.batsim.server import config_at_begin
-from scheduler.cli import PROG, build_parser, main
-from scheduler.cli.options import config_from_args
-from scheduler.config import SchedulerConfig
-from scheduler.core.events import SimulationBegins
-from scheduler.errors import ConfigError
-from scheduler.experiments.grid import parse_config
-from scheduler.option import OPTION_GROUPS, main_flag, options_of
+from batsim_classifier_scheduler.batsim.server import config_at_begin
+from batsim_classifier_scheduler.cli import PROG, build_parser, main
+from batsim_classifier_scheduler.cli.options import config_from_args
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.messages import SimulationBegins
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.experiments.grid import parse_config
+from batsim_classifier_scheduler.config.option import OPTION_GROUPS, main_flag, options_of
 
 from tests.helpers import REPO
 
@@ -267,7 +267,7 @@ def test_meaningless_command_line_values_stop_the_parser_with_one_line(argv, acc
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {argv[0]}: argument {argv[-2]}") and accepted in err
-    assert err.endswith(f"(see python -m scheduler {argv[0]} --help)\n")
+    assert err.endswith(f"(see python -m batsim_classifier_scheduler {argv[0]} --help)\n")
 
 
 def test_a_missing_argument_is_one_line_too(capsys):
@@ -275,7 +275,7 @@ def test_a_missing_argument_is_one_line_too(capsys):
         main(["convert", "t.swf"])
     assert stop.value.code == 2
     assert capsys.readouterr().err == ("error: convert: the following arguments are required: -o/--output "
-                                       "(see python -m scheduler convert --help)\n")
+                                       "(see python -m batsim_classifier_scheduler convert --help)\n")
 
 
 @pytest.mark.parametrize("tau", [-5, 0, float("nan"), "60"])
@@ -305,7 +305,7 @@ def test_a_flag_that_turns_off_what_its_variant_is_is_refused(capsys):
 
 def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp_path, caplog):
     """As simulate takes it from the workload it reads: the classifier's temporal features are then the same."""
-    from scheduler.batsim.server import config_at_begin
+    from batsim_classifier_scheduler.batsim.server import config_at_begin
 
     workload = tmp_path / "trace.json"
     workload.write_text(json.dumps({"nb_res": 4, "TimeZoneString": "US/Pacific", "jobs": [], "profiles": {}}))
@@ -320,18 +320,18 @@ def test_serve_takes_the_trace_time_zone_from_the_workload_file_batsim_names(tmp
 
 def test_the_option_reference_is_rendered_from_the_declarations():
     """docs/options.md is generated from the table --help reads: regenerate it with
-    ``python -m scheduler.cli.option_reference > docs/options.md`` when an option changes."""
-    from scheduler.cli.option_reference import render
+    ``python -m batsim_classifier_scheduler.cli.option_reference > docs/options.md`` when an option changes."""
+    from batsim_classifier_scheduler.cli.option_reference import render
 
     reference = (REPO / "docs" / "options.md").read_text()
-    assert reference == render(), "docs/options.md is out of date: python -m scheduler.cli.option_reference"
+    assert reference == render(), "docs/options.md is out of date: python -m batsim_classifier_scheduler.cli.option_reference"
     for name, spec in options_of(SchedulerConfig).items():
         assert f"`{main_flag(name, spec)}" in reference, name
 
 
 def test_simulate_help_fits_on_150_lines_and_names_at_most_seven_variants(monkeypatch, capsys):
     """Issue 47: a surface a newcomer can hold; the details are in docs/options.md."""
-    from scheduler.variants import RECOMMENDED, VARIANTS
+    from batsim_classifier_scheduler.config.variants import RECOMMENDED, VARIANTS
 
     monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit):

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from scheduler.compose import load_policy
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import Job
-from scheduler.core.policies import get_policy
-from scheduler.core.queue import JobQueue
-from scheduler.errors import ConfigError
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.compose import load_policy
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.core.policies import get_policy
+from batsim_classifier_scheduler.core.queue import JobQueue
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 
 def job(i, res=1, subtime=0.0):

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from procset import ProcSet
 
-from scheduler.errors import WorkloadError
-from scheduler.jobs_table import JOBS_COLUMNS
-from scheduler.sim.output import (
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS
+from batsim_classifier_scheduler.sim.batsim_files import (
     SCHEDULE_COLUMNS, VERSION_STRING, read_jobs_csv, schedule_summary, write_jobs_csv, write_schedule_csv,
 )
 
@@ -162,7 +162,7 @@ def test_schedule_summary_reproduces_batsim(path, tmp_path):
 def test_writer_formats_row_chunks_as_one_table(tmp_path, monkeypatch):
     """The rows are written a chunk at a time: chunks of 2 rows (one all integral times, one with a fraction, a
     rejected row in the last) give the text of one chunk."""
-    import scheduler.sim.output as output
+    import batsim_classifier_scheduler.sim.batsim_files as output
 
     table = read_jobs_csv(FIXTURE)
     write_jobs_csv(tmp_path / "whole_jobs.csv", table)

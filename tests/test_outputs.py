@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from scheduler.cli import main
-from scheduler.errors import OutputError
-from scheduler.outputs import atomic_open, check_output
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.errors import OutputError
+from batsim_classifier_scheduler.util.output_files import atomic_open, check_output
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import DATA, REPO, named
 
@@ -122,7 +122,7 @@ def test_the_progress_bar_advances_to_the_job_count(workload, variant, tmp_path,
         workload = tmp_path / "small.json"
         write_batsim_json(generate(400, weeks=2, nb_res=16, seed=2), workload)
     BARS.clear()
-    monkeypatch.setattr("scheduler.cli.simulate.progress_bar", Bar)
+    monkeypatch.setattr("batsim_classifier_scheduler.cli.simulate.progress_bar", Bar)
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
     assert main(["simulate", str(workload), "--variant", named(variant), "-e", str(tmp_path / "run")]) == 0
     [bar] = BARS

@@ -1,18 +1,18 @@
 """Issue 41: no job killed by the safeguard waits, in all, past the longest wait of a first attempt by more than
-EASY's bound for the first waiting job (``--promote-overdue``, :mod:`scheduler.core.overdue`), decided in-process."""
+EASY's bound for the first waiting job (``--promote-overdue``, :mod:`batsim_classifier_scheduler.core.overdue`), decided in-process."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import Job
-from scheduler.errors import ConfigError
-from scheduler.core.overdue import OVERDUE_RANK, Overdue
-from scheduler.core.policies import get_policy
-from scheduler.core.queue import JobQueue
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.core.overdue import OVERDUE_RANK, Overdue
+from batsim_classifier_scheduler.core.policies import get_policy
+from batsim_classifier_scheduler.core.queue import JobQueue
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 
 from tests.helpers import make_workload, preset
 from tests.test_safeguard import StubClassifier

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.errors import PlatformError
-from scheduler.platforms import platform_xml, read_platform, write_platform
+from batsim_classifier_scheduler.errors import PlatformError
+from batsim_classifier_scheduler.platforms import platform_xml, read_platform, write_platform
 
 from tests.helpers import REPO, SHARED, shared  # noqa: E402,F401
 #: The committed platforms and their compute host counts.
@@ -36,7 +36,7 @@ def test_committed_platforms_parse_with_one_master(name, hosts):
 def test_committed_platforms_are_what_the_writer_makes(name, hosts):
     committed = (REPO / "platforms" / f"{name}.xml").read_text()
     assert committed == platform_xml(hosts, name=name), \
-        f"regenerate with: python -m scheduler platform --nb-res {hosts} --name {name} -o platforms/{name}.xml"
+        f"regenerate with: python -m batsim_classifier_scheduler platform --nb-res {hosts} --name {name} -o platforms/{name}.xml"
 
 
 def test_committed_platforms_are_small():

@@ -14,19 +14,19 @@ import threading
 
 import pytest
 
-from scheduler import registry
-from scheduler.batsim.server import DecisionServer
-from scheduler.cli import main
-from scheduler.compose import build_core, input_files
-from scheduler.config import SchedulerConfig
-from scheduler.core.algorithm import Algorithm
-from scheduler.core.job import Job
-from scheduler.errors import ConfigError
-from scheduler.experiments.grid import parse_config
-from scheduler.sim.engine import SimulationOptions
-from scheduler.sim.peer import run_peer
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler import registry
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.compose import build_core, input_files
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.algorithm import Algorithm
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.experiments.grid import parse_config
+from batsim_classifier_scheduler.sim.engine import SimulationOptions
+from batsim_classifier_scheduler.sim.peer import run_peer
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import REPO
 
@@ -113,7 +113,7 @@ def readme_commands() -> list[str]:
     text = (EXAMPLES / "README.md").read_text()
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
-    return [line.strip() for line in lines if line.strip().startswith("python -m scheduler")]
+    return [line.strip() for line in lines if line.strip().startswith("python -m batsim_classifier_scheduler")]
 
 
 def test_the_readme_shows_both_examples():
@@ -203,7 +203,7 @@ BROKEN = {
     "syntax.py": "def broken(:\n",
     "fails.py": "raise RuntimeError('no cluster here')\n",
     "shapes.py": textwrap.dedent("""
-        from scheduler.core.algorithm import Algorithm
+        from batsim_classifier_scheduler.core.algorithm import Algorithm
 
         class Half(Algorithm):
             pass
@@ -230,7 +230,7 @@ UNLOADABLE = {"nowhere.py:X", "no_such_package.sched:X", "{tmp}/syntax.py:X", "{
 @pytest.mark.parametrize("flags, says", [
     (["--algorithm", "nowhere.py:X"], "argument --algorithm: algorithm 'nowhere.py:X': file nowhere.py not found"),
     (["--algorithm", f"{LOOKAHEAD}x"], "has no attribute 'LookAheadx'"),
-    (["--algorithm", AGED_AREA], "not an Algorithm subclass (scheduler.core.algorithm.Algorithm); got class AgedArea"),
+    (["--algorithm", AGED_AREA], "not an Algorithm subclass (batsim_classifier_scheduler.core.algorithm.Algorithm); got class AgedArea"),
     (["--policy", LOOKAHEAD], "LookAhead is a scheduling algorithm: give it to --algorithm"),
     (["--algorithm", "no_such_package.sched:X"], "algorithm 'no_such_package.sched:X': no module named 'no_such_package'"),
     (["--algorithm", "lookahead"], "unknown algorithm 'lookahead'; known: easy, "),
@@ -284,7 +284,7 @@ ESTIMATOR = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def first_weeks(sample):
-    from scheduler.workloads.model import Workload
+    from batsim_classifier_scheduler.workloads.model import Workload
 
     return Workload(sample.jobs.iloc[:1200].reset_index(drop=True), sample.nb_res, name=sample.name,
                     header=sample.header)

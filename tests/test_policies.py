@@ -1,8 +1,8 @@
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import Job
-from scheduler.core.policies import get_policy
-from scheduler.core.queue import JobQueue
-from scheduler.errors import ConfigError
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.core.policies import get_policy
+from batsim_classifier_scheduler.core.queue import JobQueue
+from batsim_classifier_scheduler.errors import ConfigError
 
 import pytest
 

@@ -6,16 +6,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import Job
-from scheduler.errors import ConfigError
-from scheduler.knowledge.accuracy import accuracy, inaccuracy, job_accuracy, prediction_accuracy, time_weighted
-from scheduler.knowledge.corrections import INCREMENTS, get_correction
-from scheduler.knowledge.eloss import NormalizedAdaptiveGradient, expand
-from scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions
-from scheduler.metrics import summarize
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.knowledge.accuracy import accuracy, inaccuracy, job_accuracy, prediction_accuracy, time_weighted
+from batsim_classifier_scheduler.knowledge.corrections import INCREMENTS, get_correction
+from batsim_classifier_scheduler.knowledge.eloss import NormalizedAdaptiveGradient, expand
+from batsim_classifier_scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions
+from batsim_classifier_scheduler.metrics import summarize
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 
 def job(i, user=1, walltime=3600.0, runtime=100.0, res=2, subtime=0.0, executable=1):
@@ -43,8 +43,8 @@ def test_requested_clairvoyant_constant():
 
 
 def test_estimates_and_predictors_share_the_registry_and_the_capped_runtime():
-    from scheduler import registry
-    from scheduler.compose import build_parts
+    from batsim_classifier_scheduler import registry
+    from batsim_classifier_scheduler.compose import build_parts
 
     def runtime_knowledge(config):
         parts = build_parts(config)

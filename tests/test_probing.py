@@ -3,10 +3,10 @@ planned with the divider. On the shipped sample it must beat the paper's classif
 
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.metrics import summarize
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.metrics import summarize
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import REPO, named
 
@@ -33,8 +33,8 @@ def test_probing_beats_classification_idempotent_on_the_sample(sample):
 
 def long_jobs(workload, factor):
     """``workload`` with every job ``factor`` times longer and submitted ``factor`` times further apart (same load)."""
-    from scheduler.workloads.batsim_json import delay_profile_names
-    from scheduler.workloads.model import Workload
+    from batsim_classifier_scheduler.workloads.batsim_json import delay_profile_names
+    from batsim_classifier_scheduler.workloads.model import Workload
 
     table = workload.jobs.copy()
     for column in ("subtime", "walltime", "runtime"):
@@ -47,7 +47,7 @@ def long_jobs(workload, factor):
 @pytest.mark.slow
 def test_bounded_trials_waste_less_than_probing_for_about_the_same_gain_when_jobs_are_long():
     # a seeded synthetic trace whose median runtime is 2.6 hours: probing's failed trials last that long
-    from scheduler.workloads.synthetic import generate
+    from batsim_classifier_scheduler.workloads.synthetic import generate
 
     workload = long_jobs(generate(1200, weeks=3, nb_res=32, seed=3), 2)
     assert workload.jobs.runtime.median() > 2 * 3600

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.core.profile import AvailabilityProfile
+from batsim_classifier_scheduler.core.profile import AvailabilityProfile
 
 from tests.helpers import lowest_by_bits
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procset import ProcSet
 
-from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
-from scheduler.core.events import (
+from batsim_classifier_scheduler.batsim import BatsimCodec, SchedulerCodec
+from batsim_classifier_scheduler.core.messages import (
     AnswerWaitingTime,
     CallMeLater,
     Execute,
@@ -31,8 +31,8 @@ from scheduler.core.events import (
     Unhandled,
     WaitingTimeQuery,
 )
-from scheduler.core.job import Job
-from scheduler.errors import ProtocolError
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.errors import ProtocolError
 
 PROFILES = {"w0": {"p10": {"type": "delay", "delay": 10},
                    "cpu": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
@@ -500,7 +500,7 @@ def test_random_event_lists_survive_a_round_trip(events):
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 2 ** 300))
 def test_interval_strings_round_trip_to_bit_masks(mask):
-    from scheduler.core.machines import from_interval_string, to_interval_string
+    from batsim_classifier_scheduler.core.machines import from_interval_string, to_interval_string
 
     text = to_interval_string(mask)
     assert text == str(ProcSet.from_str(text)) and from_interval_string(text) == mask
@@ -519,8 +519,8 @@ _MISSING = object()
 def test_read_job_fast_path_is_the_field_by_field_check(changes, job_id):
     """read_job accepts the usual job at once: on a valid job with up to two fields changed or removed, it returns
     or raises what the field-by-field check does."""
-    from scheduler.batsim.rules import _read_job, read_job
-    from scheduler.batsim.wire import Invalid
+    from batsim_classifier_scheduler.batsim.rules import _read_job, read_job
+    from batsim_classifier_scheduler.batsim.wire import Invalid
 
     job = {"id": job_id, "subtime": 3, "res": 2, "walltime": 60.0, "profile": "p", "user": 7}
     job.update(changes)

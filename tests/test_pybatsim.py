@@ -8,9 +8,9 @@ import sys
 import pandas as pd
 import pytest
 
-from scheduler.sim.simulate import simulate
-from scheduler.config import SchedulerConfig
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import REPO, SHARED
 from tests.test_end_to_end import free_endpoint
@@ -26,7 +26,7 @@ def run_pair(scheduler_args, workload, platform, prefix, extra=()):
     pybatsim = subprocess.Popen([sys.executable, "-m", "batsim.cmds.launcher", *scheduler_args, "-s", endpoint,
                                  "-v", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        peer = subprocess.run([sys.executable, "-m", "scheduler", "batsim-peer", "-p", str(platform), "-w",
+        peer = subprocess.run([sys.executable, "-m", "batsim_classifier_scheduler", "batsim-peer", "-p", str(platform), "-w",
                                str(workload), "-e", str(prefix), "-s", endpoint.replace("127.0.0.1", "localhost"),
                                "--timeout", "60", *extra], capture_output=True, text=True, timeout=120)
         output, _ = pybatsim.communicate(timeout=60)
@@ -75,7 +75,7 @@ def test_decisions_stamped_in_the_future_apply_at_their_time(tmp_path):
 
 
 def test_our_scheduler_runs_inside_pybatsim(tmp_path):
-    import scheduler.batsim.pybatsimAdapter as adapter
+    import batsim_classifier_scheduler.batsim.pybatsimAdapter as adapter
 
     workload = REPO / "workloads" / "sample.json"
     ours = run_pair([adapter.__file__, "-o", '{"policy": "saf"}'], workload, REPO / "platforms" / "sdsc_sp2.xml",

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler.core.job import Job
-from scheduler.core.policies import get_policy
-from scheduler.core.queue import JobQueue
+from batsim_classifier_scheduler.core.job import Job
+from batsim_classifier_scheduler.core.policies import get_policy
+from batsim_classifier_scheduler.core.queue import JobQueue
 
 
 def brute_force_pick(queue, now, longest, width, narrow, after):

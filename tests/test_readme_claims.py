@@ -10,11 +10,11 @@ import threading
 import pandas as pd
 import pytest
 
-from scheduler import registry
-from scheduler.batsim.server import DecisionServer
-from scheduler.cli import build_parser, main
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler import registry
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.cli import build_parser, main
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import REPO
 

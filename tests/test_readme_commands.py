@@ -2,7 +2,7 @@
 
 Its ``sh`` blocks are the two set-up commands and the tour. The set-up commands each make a virtual
 environment, too slow for the suite: we check that they install what ``.ci/run`` installs (``.ci/run`` runs the
-second one verbatim), while their ``python -m scheduler simulate`` is run by ``tests/test_simulate_cli.py`` and
+second one verbatim), while their ``python -m batsim_classifier_scheduler simulate`` is run by ``tests/test_simulate_cli.py`` and
 their ``pytest`` is this suite. The tour runs line by line, as written, in a scratch folder laid out as a fresh
 clone after the first set-up command: ``workloads/``, ``platforms/`` and ``experiments/`` of this checkout, and
 ``.venv/bin/python`` standing for this interpreter with this checkout's package. The KTH-SP2 trace of
@@ -78,7 +78,7 @@ def test_the_set_up_commands_install_what_ci_installs():
     install, run = quick_start.rsplit(" && ", 1)
     ci_steps = ci.split(" && ")
     assert install == " && ".join(ci_steps[:2]).replace("-e '.[test]'", "-e .")  # the same, without test tools
-    assert run.startswith(".venv/bin/python -m scheduler simulate workloads/sample.json ")
+    assert run.startswith(".venv/bin/python -m batsim_classifier_scheduler simulate workloads/sample.json ")
 
 
 def free_port() -> str:
@@ -137,7 +137,7 @@ def test_every_tour_command_runs_as_written(line, tour):
     root, results = tour
     result = results[line]
     assert result.returncode == 0, f"{line}\n{result.stderr[-2000:]}"
-    command = line.split(" -m scheduler ", 1)[1]
+    command = line.split(" -m batsim_classifier_scheduler ", 1)[1]
     for start, files in WRITES.items():
         if command.startswith(start):
             for name in files:
@@ -147,7 +147,7 @@ def test_every_tour_command_runs_as_written(line, tour):
 
 
 def test_the_glossary_names_every_variant():
-    from scheduler.config import VARIANTS
+    from batsim_classifier_scheduler.config import VARIANTS
 
     glossary = section("Glossary")
     for name in VARIANTS:

@@ -8,11 +8,11 @@ import re
 import pandas as pd
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.platforms import read_platform
-from scheduler.sim.output import write_jobs_csv
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.platforms import read_platform
+from batsim_classifier_scheduler.sim.batsim_files import write_jobs_csv
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import SHARED
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from scheduler import registry
-from scheduler.config import SchedulerConfig
-from scheduler.errors import ConfigError
+from batsim_classifier_scheduler import registry
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.errors import ConfigError
 
 #: Every kind and its built-in names, as registered beside their definitions.
 BUILTINS = {
@@ -54,8 +54,8 @@ def test_a_bad_argument_names_the_spec(kind, spec, says):
 
 def test_every_kind_takes_a_plugin_from_a_file(tmp_path):
     (tmp_path / "mine.py").write_text(
-        "from scheduler.knowledge.predictors import Predictor\n"
-        "from scheduler.knowledge.corrections import DoublingCorrection\n"
+        "from batsim_classifier_scheduler.knowledge.predictors import Predictor\n"
+        "from batsim_classifier_scheduler.knowledge.corrections import DoublingCorrection\n"
         "class Twice(Predictor):\n"
         "    name = 'twice'\n"
         "    def predict(self, job, now):\n"

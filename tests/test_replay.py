@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
-from scheduler.core.events import Execute, JobSubmitted, SimulationBegins
-from scheduler.errors import ProtocolError
+from batsim_classifier_scheduler.batsim import BatsimCodec, SchedulerCodec
+from batsim_classifier_scheduler.core.messages import Execute, JobSubmitted, SimulationBegins
+from batsim_classifier_scheduler.errors import ProtocolError
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "batsim-transcripts"
 NAMES = sorted(p.parent.name for p in TRANSCRIPTS.glob("*/trace.jsonl")) if TRANSCRIPTS.is_dir() else []

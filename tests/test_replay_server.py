@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.events import Execute, JobCompleted, JobKilled, JobSubmitted, Reject
-from scheduler.core.decision.book import RUNNING
+from batsim_classifier_scheduler.batsim import BatsimCodec, SchedulerCodec
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.messages import Execute, JobCompleted, JobKilled, JobSubmitted, Reject
+from batsim_classifier_scheduler.core.decision.book import RUNNING
 
 from tests.helpers import SHARED
 

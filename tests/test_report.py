@@ -6,17 +6,17 @@ import shutil
 import pandas as pd
 import pytest
 
-from scheduler.cli import main
-from scheduler.config import SchedulerConfig
-from scheduler.errors import WorkloadError
-from scheduler.experiments.collect import analyze_run, analyze_runs, discover_runs, variant_of
-from scheduler.experiments.grid import parse_config
-from scheduler.experiments.report import write_report
-from scheduler.experiments.report_markdown import markdown_to_html
-from scheduler.experiments.report_tables import Report
-from scheduler.experiments.sweep import run_sweep
-from scheduler.metrics import summarize
-from scheduler.sim.output import read_jobs_csv
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.experiments.collect import analyze_run, analyze_runs, discover_runs, variant_of
+from batsim_classifier_scheduler.experiments.grid import parse_config
+from batsim_classifier_scheduler.experiments.report import write_report
+from batsim_classifier_scheduler.experiments.report_markdown import markdown_to_html
+from batsim_classifier_scheduler.experiments.report_tables import Report
+from batsim_classifier_scheduler.experiments.sweep import run_sweep
+from batsim_classifier_scheduler.metrics import summarize
+from batsim_classifier_scheduler.sim.batsim_files import read_jobs_csv
 
 from tests.helpers import REPO, preset
 
@@ -239,7 +239,7 @@ def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
     dpi with an SVG beside each."""
     import struct
 
-    from scheduler.experiments import plots
+    from batsim_classifier_scheduler.experiments import plots
 
     figures = {}
     save = plots._save
@@ -278,7 +278,7 @@ def test_figures_are_fit_for_a_paper(results, tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("low, high", [(12.0, 380.0), (1.5, 48.0), (20.0, 9000.0)])
 def test_a_log_axis_has_several_labelled_ticks(low, high):
-    from scheduler.experiments import plots
+    from batsim_classifier_scheduler.experiments import plots
 
     fig, ax = plots._pyplot().subplots()
     ax.bar([0, 1], [low, high])

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from scheduler.cli import main
-from scheduler.cli.formats import NOT_APPLICABLE, change, count, duration, durations, number, ratio, reduction, share
-from scheduler.cli.layout import console_width, side_by_side
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.cli.formats import NOT_APPLICABLE, change, count, duration, durations, number, ratio, reduction, share
+from batsim_classifier_scheduler.cli.layout import console_width, side_by_side
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import comparison_table, named
 
@@ -91,7 +91,7 @@ def test_one_mark_for_not_applicable_and_zero_for_zero():
 def test_the_progress_bar_fits_the_console(monkeypatch):
     from tqdm import tqdm
 
-    from scheduler.cli.simulate import progress_bar
+    from batsim_classifier_scheduler.cli.simulate import progress_bar
 
     monkeypatch.setenv("COLUMNS", "80")
     with progress_bar(3000, "classification-idempotent") as bar:

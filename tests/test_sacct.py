@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler.cli import main
-from scheduler.errors import WorkloadError
-from scheduler.platforms import read_platform
-from scheduler.workloads import load_workload, workload_format
-from scheduler.workloads.sacct import convert_sacct
-from scheduler.workloads.sacct_fields import SacctOptions, columns_for, parse_field_list
-from scheduler.workloads.sacct_jobs import STATUS, peak_usage
-from scheduler.workloads.sacct_write import write_sacct
-from scheduler.workloads.swf import read_swf, write_swf
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.platforms import read_platform
+from batsim_classifier_scheduler.workloads import load_workload, workload_format
+from batsim_classifier_scheduler.workloads.sacct import convert_sacct
+from batsim_classifier_scheduler.workloads.sacct_fields import SacctOptions, columns_for, parse_field_list
+from batsim_classifier_scheduler.workloads.sacct_jobs import STATUS, peak_usage
+from batsim_classifier_scheduler.workloads.sacct_write import write_sacct
+from batsim_classifier_scheduler.workloads.swf import read_swf, write_swf
 
 from tests.helpers import DATA, REPO, SHARED
 
@@ -198,8 +198,8 @@ def test_bad_input_is_one_line_naming_file_line_and_field(tmp_path, capsys, argv
 
 
 def test_a_sweep_reads_a_sacct_trace_with_its_options(tmp_path):
-    from scheduler.experiments.grid import parse_config
-    from scheduler.experiments.traces import prepare_trace, trace_key
+    from batsim_classifier_scheduler.experiments.grid import parse_config
+    from batsim_classifier_scheduler.experiments.traces import prepare_trace, trace_key
 
     config = parse_config({"traces": [{"path": str(SACCT / "arrays_het_requeue.sacct"),
                                        "sacct": {"partitions": ["gpu"]}}, str(SACCT / "offsets.sacct")]})

@@ -2,13 +2,13 @@
 
 import pytest
 
-from scheduler.compose import build_core
-from scheduler.config import SchedulerConfig
-from scheduler.core.job import JobClass
-from scheduler.core.events import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
-from scheduler.errors import ConfigError
-from scheduler.sim.engine import BatsimEngine, SimulationOptions
-from scheduler.metrics import fold_attempts, summarize
+from batsim_classifier_scheduler.compose import build_core
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.core.job import JobClass
+from batsim_classifier_scheduler.core.messages import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
+from batsim_classifier_scheduler.metrics import fold_attempts, summarize
 
 from tests.helpers import make_workload
 
@@ -128,9 +128,9 @@ def test_without_profile_reuse_a_copy_of_the_profile_is_registered():
 
 def test_the_engine_refuses_a_garbage_collected_profile_like_batsim():
     # reusing the killed job's profile without --enable-profile-reuse aborts real Batsim
-    from scheduler.core.events import Execute, JobSubmitted, RegisterJob as Register, RegistrationFinished as Done
-    from scheduler.core.job import Job
-    from scheduler.errors import SimulationError
+    from batsim_classifier_scheduler.core.messages import Execute, JobSubmitted, RegisterJob as Register, RegistrationFinished as Done
+    from batsim_classifier_scheduler.core.job import Job
+    from batsim_classifier_scheduler.errors import SimulationError
     from procset import ProcSet
 
     def decide(now, events):
@@ -153,8 +153,8 @@ def test_safeguard_without_classifier_is_a_config_error():
 def test_a_kill_that_races_a_completion_does_not_block_registration():
     # Batsim answers a kill of a job that just ended with its normal JOB_COMPLETED and an
     # empty JOB_KILLED: nothing is resubmitted, and registration can still finish.
-    from scheduler.core.events import JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs, SimulationBegins
-    from scheduler.core.job import Job
+    from batsim_classifier_scheduler.core.messages import JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs, SimulationBegins
+    from batsim_classifier_scheduler.core.job import Job
 
     core = build_core(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))
     core.decide(0, [SimulationBegins(0, 1, {"dynamic-jobs-enabled": True})])

@@ -1,7 +1,7 @@
 """``simulate`` and ``batsim-peer`` + ``serve`` make the same decisions (issue 29).
 
 Which events of one instant reach the scheduler in the same message depends on the exact number of
-messages Batsim exchanged before (:mod:`scheduler.sim.simgrid`), so the safeguard's decisions must not
+messages Batsim exchanged before (:mod:`batsim_classifier_scheduler.sim.simgrid`), so the safeguard's decisions must not
 depend on Batsim's flags that ``simulate`` cannot know (``--enable-profile-reuse``), and ``simulate`` must
 model the flags that add Batsim messages (``--acknowledge-dynamic-jobs``). The workload below is
 dense, with whole-second times far from 0, where SimGrid's clock rounding splits same-instant events:
@@ -15,11 +15,11 @@ import pytest
 
 from tests.helpers import preset
 
-from scheduler.config import SchedulerConfig
-from scheduler.sim.engine import SimulationOptions
-from scheduler.sim.peer import run_peer
-from scheduler.sim.simulate import simulate
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.sim.engine import SimulationOptions
+from batsim_classifier_scheduler.sim.peer import run_peer
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.test_end_to_end import free_endpoint, serve_in_thread
 

@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from scheduler.batsim.protocol import BatsimCodec, SchedulerCodec
-from scheduler.batsim.server import DecisionServer
-from scheduler.cli import main
-from scheduler.errors import ProtocolError
-from scheduler.sim.peer import run_peer
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.batsim import BatsimCodec, SchedulerCodec
+from batsim_classifier_scheduler.batsim.server import DecisionServer
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.errors import ProtocolError
+from batsim_classifier_scheduler.sim.peer import run_peer
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import REPO
 
@@ -31,7 +31,7 @@ def free_endpoint() -> str:
 @pytest.mark.slow
 def test_a_refused_option_stops_batsim_peer_and_serve_with_one_line(tmp_path, capsys):
     endpoint = free_endpoint()
-    server = subprocess.Popen([sys.executable, "-m", "scheduler", "serve", "-s", endpoint, "--timeout", "20",
+    server = subprocess.Popen([sys.executable, "-m", "batsim_classifier_scheduler", "serve", "-s", endpoint, "--timeout", "20",
                                "--variant", "classification-idempotent"], cwd=REPO, stderr=subprocess.PIPE, text=True)
     try:
         started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""SimGrid's clock and sleeps (``scheduler.sim.simgrid``): exact double arithmetic, as SimGrid 3.32 does it."""
+"""SimGrid's clock and sleeps (``batsim_classifier_scheduler.sim.simgrid``): exact double arithmetic, as SimGrid 3.32 does it."""
 
 import math
 from array import array
@@ -6,7 +6,7 @@ from array import array
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, _after_run, _replay_entries, after_messages
+from batsim_classifier_scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, _after_run, _replay_entries, after_messages
 
 
 def one_step_at_a_time(remaining: float, count: int) -> float:
@@ -144,7 +144,7 @@ def test_lazy_remainders_match_simgrids_eager_update(operations):
 def test_long_double_difference_is_numpys(later, earlier):
     import numpy as np
 
-    from scheduler.sim.actors import long_double_difference
+    from batsim_classifier_scheduler.sim.actors import long_double_difference
 
     assert long_double_difference(later, earlier) == float(np.longdouble(later) - np.longdouble(earlier))
 
@@ -170,7 +170,7 @@ def test_a_long_log_replays_in_numpy_as_entry_by_entry(remaining, entries, scale
     runs = array("d", [count for _, count in entries])
     steps[0] = 0.0
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("scheduler.sim.simgrid._VECTOR_FROM", 128)  # (from 4096 entries in a run)
+        patch.setattr("batsim_classifier_scheduler.sim.simgrid._VECTOR_FROM", 128)  # (from 4096 entries in a run)
         assert _replay_entries(remaining, steps, runs) == replay_entry_by_entry(remaining, steps, runs)
 
 
@@ -191,7 +191,7 @@ _STEPS = st.one_of(st.floats(0, 300), st.integers(0, 120).map(float), st.floats(
 def test_binade_sums_replay_a_log_as_entry_by_entry(entries, queries):
     """The bulk replay within binades (``BinadeSums``) gives the double of the entries one by one, whatever the log
     (steps leaving a binade, ties, runs of message steps, huge steps) and wherever a sleep's replay starts in it."""
-    from scheduler.sim.simgrid import BinadeSums
+    from batsim_classifier_scheduler.sim.simgrid import BinadeSums
 
     steps = array("d", [step for step, _ in entries])
     runs = array("d", [count for _, count in entries])
@@ -214,16 +214,16 @@ def test_binade_sums_replay_a_log_as_entry_by_entry(entries, queries):
 def test_lazy_remainders_in_bulk_match_simgrids_eager_update(operations):
     """As :func:`test_lazy_remainders_match_simgrids_eager_update`, every replay through the sums of a few entries."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("scheduler.sim.simgrid._BULK_FROM", 1)
-        patch.setattr("scheduler.sim.simgrid._BULK_SLEEPS", 0)  # (in a run, from 128 sleeps waiting)
-        patch.setattr("scheduler.sim.simgrid._BULK_BATCH", 1)
+        patch.setattr("batsim_classifier_scheduler.sim.simgrid._BULK_FROM", 1)
+        patch.setattr("batsim_classifier_scheduler.sim.simgrid._BULK_SLEEPS", 0)  # (in a run, from 128 sleeps waiting)
+        patch.setattr("batsim_classifier_scheduler.sim.simgrid._BULK_BATCH", 1)
         test_lazy_remainders_match_simgrids_eager_update.hypothesis.inner_test(operations)
 
 
 @pytest.mark.parametrize("units", [3.7, 2.2, 1.6, 0.6])
 def test_binade_sums_leave_a_binade_entry_by_entry(units):
     """A step that takes a remainder to its binade's low end or below rounds on the finer grid below: replayed alone."""
-    from scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
+    from batsim_classifier_scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
 
     unit = 2.0 ** (11 - 53)  # in [1024, 2048)
     steps = array("d", [0.0, units * unit] + [0.0] * _BULK_BATCH)
@@ -237,7 +237,7 @@ def test_binade_sums_leave_a_binade_entry_by_entry(units):
 @pytest.mark.parametrize("odd", [101, 4097, 2 ** 40 + 1])
 def test_binade_sums_replay_a_tie_alone(odd):
     """A step halfway between two multiples of the unit rounds the remainder to even: replayed alone, not in bulk."""
-    from scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
+    from batsim_classifier_scheduler.sim.simgrid import BinadeSums, _BULK_BATCH
 
     unit = 2.0 ** (11 - 53)
     steps = array("d", [0.0, 2.5 * unit, 0.0, 6.5 * unit] + [1.0] * _BULK_BATCH)

@@ -8,21 +8,21 @@ import shlex
 import pandas as pd
 import pytest
 
-from scheduler.cli import main
-from scheduler.workloads import write_batsim_json
-from scheduler.workloads.synthetic import generate
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.workloads import write_batsim_json
+from batsim_classifier_scheduler.workloads.synthetic import generate
 
 from tests.helpers import DATA, REPO, comparison_table
 
 
 def quick_start_command() -> list[str]:
-    """The arguments of ``python -m scheduler`` in the README's first command (the quick start)."""
+    """The arguments of ``python -m batsim_classifier_scheduler`` in the README's first command (the quick start)."""
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Set up"):]
     command = re.search(r"```sh\n(.+)\n", section).group(1)
     install, run = command.rsplit(" && ", 1)
     assert install.startswith("python3 -m venv .venv && .venv/bin/pip install")
-    assert run.startswith(".venv/bin/python -m scheduler simulate ")
+    assert run.startswith(".venv/bin/python -m batsim_classifier_scheduler simulate ")
     return shlex.split(run)[3:]
 
 
@@ -121,7 +121,7 @@ def test_all_variants_and_option_flags_apply_to_each(tmp_path, capsys):
     assert "scheduler EASY-SPF" in out and "reduction vs base" in out
     summaries = {path.name.removeprefix("cmp_").removesuffix("_summary.json"): json.loads(path.read_text())
                  for path in tmp_path.glob("cmp_*_summary.json")}
-    from scheduler.config import VARIANTS
+    from batsim_classifier_scheduler.config import VARIANTS
 
     assert set(summaries) == set(VARIANTS)
     assert {summary["config"]["policy"] for summary in summaries.values()} == {"spf"}

@@ -3,9 +3,9 @@ ahead of every queue it does not."""
 
 import pytest
 
-from scheduler.config import SchedulerConfig
-from scheduler.sim.simulate import simulate
-from scheduler.workloads import load_workload
+from batsim_classifier_scheduler.config import SchedulerConfig
+from batsim_classifier_scheduler.sim.simulate import simulate
+from batsim_classifier_scheduler.workloads import load_workload
 
 from tests.helpers import REPO
 

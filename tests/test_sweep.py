@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from scheduler.cli import main
-from scheduler.config import VARIANTS
-from scheduler.errors import ConfigError
-from scheduler.experiments.grid import load_config_file, parse_config
-from scheduler.experiments.sweep import run_sweep
-from scheduler.experiments.worker import DONE_FILE
+from batsim_classifier_scheduler.cli import main
+from batsim_classifier_scheduler.config import VARIANTS
+from batsim_classifier_scheduler.errors import ConfigError
+from batsim_classifier_scheduler.experiments.grid import load_config_file, parse_config
+from batsim_classifier_scheduler.experiments.sweep import run_sweep
+from batsim_classifier_scheduler.experiments.worker import DONE_FILE
 
 from tests.helpers import DATA, REPO
 
@@ -158,7 +158,7 @@ def test_config_validation(tmp_path):
 
 
 def test_the_presets_are_listed_in_the_order_they_were_made():
-    from scheduler.variants import PRESETS
+    from batsim_classifier_scheduler.config.variants import PRESETS
 
     assert tuple(json.loads((EXPERIMENTS / "presets" / "variants.json").read_text())) == PRESETS
 
@@ -177,8 +177,8 @@ def test_example_configs_parse():
 
 
 def test_trace_dir_is_searched_before_the_cache(tmp_path, monkeypatch):
-    from scheduler.experiments.grid import TraceSpec
-    from scheduler.experiments.traces import resolve_trace_file
+    from batsim_classifier_scheduler.experiments.grid import TraceSpec
+    from batsim_classifier_scheduler.experiments.traces import resolve_trace_file
 
     monkeypatch.setenv("BATSIM_CLASSIFIER_SCHEDULER_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "traces"
@@ -329,7 +329,7 @@ def test_the_log_reports_each_trace_s_cleaning(tmp_path):
 
 @pytest.mark.slow
 def test_changing_the_content_of_a_theta_or_model_file_reruns_its_runs(tmp_path):
-    from scheduler.knowledge.classifier import JobClassifier
+    from batsim_classifier_scheduler.knowledge.classifier import JobClassifier
 
     theta, model = tmp_path / "theta.json", tmp_path / "warm.model"
     theta.write_text(json.dumps({"p": 1.0}))
@@ -389,7 +389,7 @@ def test_a_bad_algorithms_axis_is_a_clear_error(tmp_path, changes, says):
 
 
 def test_reports_name_the_algorithm_of_each_scheduler():
-    from scheduler.experiments.labels import policy_label, scheduler_name, split_label
+    from batsim_classifier_scheduler.experiments.labels import policy_label, scheduler_name, split_label
 
     assert scheduler_name("spf") == "EASY-SPF"
     assert scheduler_name(policy_label("conservative_bf", "fcfs")) == "CONSERVATIVE-FCFS"
@@ -399,7 +399,7 @@ def test_reports_name_the_algorithm_of_each_scheduler():
 
 @pytest.mark.slow
 def test_a_sweep_over_two_algorithms_reports_both(tmp_path):
-    from scheduler.experiments.report import write_report
+    from batsim_classifier_scheduler.experiments.report import write_report
 
     config = tiny_config(tmp_path, algorithms=["easy", "conservative_bf"], policies=["fcfs"], variants=["base"])
     outcome = run_sweep(config, tmp_path / "results", workers=0)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scheduler.errors import WorkloadError
-from scheduler.workloads.swf import COLUMNS, read_header, read_swf, write_swf
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.workloads.swf import COLUMNS, read_header, read_swf, write_swf
 
 from tests.helpers import DATA, SHARED, shared  # noqa: F401
 

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from scheduler.errors import WorkloadError
-from scheduler.workloads import read_batsim_json
-from scheduler.workloads.batsim_json import workload_json
-from scheduler.workloads.synthetic import DAY, WEEK, arrival_rate, generate
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.workloads import read_batsim_json
+from batsim_classifier_scheduler.workloads.batsim_json import workload_json
+from batsim_classifier_scheduler.workloads.synthetic import DAY, WEEK, arrival_rate, generate
 
 REPO = Path(__file__).resolve().parents[1]
 

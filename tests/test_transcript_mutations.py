@@ -27,8 +27,8 @@ import zmq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler.batsim.protocol import BatsimCodec
-from scheduler.batsim.server import error_text
+from batsim_classifier_scheduler.batsim import BatsimCodec
+from batsim_classifier_scheduler.batsim.server import error_text
 
 from tests.helpers import REPO, SHARED, serve_in_process
 
@@ -180,10 +180,10 @@ def free_endpoint() -> str:
 
 
 def drive_serve_process(messages: list[bytes], *options: str) -> tuple[list[bytes], int, str]:
-    """``python -m scheduler serve`` in its own process, fed ``messages`` over TCP; its replies,
+    """``python -m batsim_classifier_scheduler serve`` in its own process, fed ``messages`` over TCP; its replies,
     exit code and standard error."""
     endpoint = free_endpoint()
-    server = subprocess.Popen([sys.executable, "-m", "scheduler", "serve", "-s", endpoint, "--timeout", "20",
+    server = subprocess.Popen([sys.executable, "-m", "batsim_classifier_scheduler", "serve", "-s", endpoint, "--timeout", "20",
                                *options], cwd=REPO, stderr=subprocess.PIPE, text=True)
     client = zmq.Context.instance().socket(zmq.REQ)
     client.setsockopt(zmq.LINGER, 0)

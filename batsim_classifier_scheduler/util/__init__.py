@@ -1,0 +1,1 @@
+"""Small utilities: plain values, digests, output files, the cyclic garbage collector."""

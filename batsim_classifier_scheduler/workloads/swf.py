@@ -1,0 +1,298 @@
+"""Standard Workload Format (SWF) reader and writer.
+
+An SWF file (Parallel Workloads Archive) has one job per line: 18 whitespace-separated
+numbers, -1 meaning "unknown". Header comments start with ``;``, e.g. ``; MaxProcs: 100``.
+Files may be gzip-compressed; compression is detected from the content, not the name.
+
+The happy path is one vectorised ``pandas.read_csv`` call. Only when that finds a bad
+line does a line-by-line pass run, to name the line and field (or to drop the bad lines
+with ``skip_bad_lines=True``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import math
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+
+from batsim_classifier_scheduler.errors import WorkloadError
+from batsim_classifier_scheduler.util.values import MAX_INTEGER, MAX_SECONDS
+
+#: The 18 SWF fields, in file order.
+COLUMNS = (
+    "job", "submit", "wait", "runtime", "procs_alloc", "cpu_avg", "mem_avg", "procs_req",
+    "time_req", "mem_req", "status", "user", "group", "executable", "queue", "partition",
+    "preceding_job", "think_time",
+)
+#: Fields where a negative value other than -1 (unknown) is an error.
+NON_NEGATIVE = ("submit", "runtime", "procs_alloc", "procs_req", "time_req")
+#: Fields holding seconds: at most :data:`MAX_SECONDS` in absolute value; every other field at most
+#: :data:`MAX_INTEGER` (job numbers, counts and ids are kept as exact integers).
+TIMES = ("submit", "wait", "runtime", "time_req", "think_time")
+LIMITS = np.array([MAX_SECONDS if name in TIMES else float(MAX_INTEGER) for name in COLUMNS])
+#: Header keys that may repeat; their values are always lists.
+MULTI_KEYS = frozenset({"Note", "Queue", "Partition"})
+#: Header keys whose values are integers; every other value is kept as text.
+INTEGER_KEYS = frozenset({"MaxJobs", "MaxRecords", "MaxNodes", "MaxProcs", "MaxRuntime", "MaxMemory",
+                          "MaxQueues", "MaxPartitions", "UnixStartTime", "TimeZone"})
+
+_KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
+#: A size with its partitions' sizes, as multi-partition traces give ``MaxProcs``: ``1664 (72, 1368, 224)``.
+_SIZE_WITH_PARTITIONS = re.compile(r"\s*(\d+)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*\)\s*")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_CHUNK_ROWS = 500_000
+
+RowFilter = Callable[[pd.DataFrame], "pd.Series | np.ndarray"]
+
+
+@dataclass
+class SwfTrace:
+    """An SWF file as read: the job table (columns :data:`COLUMNS`) and the header."""
+
+    jobs: pd.DataFrame
+    header: dict
+    path: Path
+    skipped_lines: list[int] = field(default_factory=list)
+
+    @property
+    def max_procs(self) -> int | None:
+        """The machine size the header declares (``MaxProcs``, else ``MaxNodes``)."""
+        declared = self.declared_size()
+        return declared[1] if declared else None
+
+    def declared_size(self) -> tuple[str, int, tuple[int, ...]] | None:
+        """``(key, size, partitions)`` of the header's ``MaxProcs``, else ``MaxNodes``, else None.
+
+        A multi-partition machine gives the total and each partition's size, ``MaxProcs: 1664 (72, 1368,
+        224)``: the total is read, and the partitions returned (empty for a plain number)."""
+        for key in ("MaxProcs", "MaxNodes"):
+            value = self.header.get(key)
+            if isinstance(value, int):
+                size, partitions = value, ()
+            else:
+                match = _SIZE_WITH_PARTITIONS.fullmatch(str(value or ""))
+                if not match:
+                    continue
+                size, partitions = int(match.group(1)), tuple(map(int, match.group(2).split(",")))
+            if size > 0:
+                return key, size, partitions
+        return None
+
+    @property
+    def unix_start_time(self) -> int | None:
+        """``UnixStartTime`` from the header: the epoch of submit time 0."""
+        value = self.header.get("UnixStartTime")
+        return value if isinstance(value, int) else None
+
+
+def read_swf(path: str | Path, *, skip_bad_lines: bool = False,
+             where: RowFilter | None = None) -> SwfTrace:
+    """Read an SWF file (plain or gzip).
+
+    Parameters
+    ----------
+    path : the ``.swf`` or ``.swf.gz`` file.
+    skip_bad_lines : drop malformed job lines (their line numbers are kept in
+        ``SwfTrace.skipped_lines``) instead of raising.
+    where : optional row filter, ``where(chunk) -> boolean mask``, applied while reading
+        so that a subset of a huge trace never holds the whole table in memory.
+
+    Raises
+    ------
+    WorkloadError : missing file, corrupt or truncated gzip, or a malformed line
+        (the message names the file, line number and field).
+    """
+    path = Path(path)
+    header = read_header(path)
+    try:
+        jobs, skipped = _read_fast(path, where), []
+    except _Malformed:
+        jobs, skipped = _read_checked(path, where, skip_bad_lines)
+    return SwfTrace(jobs=jobs, header=header, path=path, skipped_lines=skipped)
+
+
+def read_header(path: str | Path) -> dict:
+    """Parse only the leading comment block of an SWF file (see :func:`parse_header`)."""
+    with _reading(Path(path)) as text:
+        return parse_header(_leading_comments(text))
+
+
+def parse_header(lines: list[str]) -> dict:
+    """Parse ``; Key: value`` comment lines into a dict.
+
+    Values of :data:`INTEGER_KEYS` become ``int``, others stay text; keys of
+    :data:`MULTI_KEYS` map to lists; a comment line without a key continues the previous
+    value (joined with a newline).
+    """
+    header: dict = {}
+    key = None
+    for line in lines:
+        match = _KEY_LINE.match(line)
+        if match:
+            key, value = match.group(1), match.group(2).strip()
+            if key in MULTI_KEYS:
+                header.setdefault(key, []).append(value)
+            elif key in header:
+                header[key] = f"{header[key]}\n{value}"
+            else:
+                header[key] = _header_value(key, value)
+            continue
+        text = line.lstrip(";").strip()
+        if not text:
+            key = None
+        elif key is not None:
+            if key in MULTI_KEYS:
+                header[key][-1] = f"{header[key][-1]}\n{text}"
+            else:
+                header[key] = f"{header[key]}\n{text}"
+    return header
+
+
+def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict | None = None) -> Path:
+    """Write a job table with the :data:`COLUMNS` (missing columns are -1) as SWF.
+
+    The file is gzip-compressed when its name ends with ``.gz``.
+    """
+    path = Path(path)
+    table = pd.DataFrame({c: jobs.get(c, -1) for c in COLUMNS}, index=jobs.index)
+    lines = [_header_line(k, v) for k, values in (header or {}).items()
+             for v in (values if isinstance(values, list) else [values])]
+    body = table.to_csv(sep=" ", header=False, index=False, lineterminator="\n")
+    text = "".join(lines) + ";\n" + body
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "wt", encoding="latin-1") as out:
+        out.write(text)
+    return path
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a plain or gzip-compressed text file (detected by its magic bytes; a name ending in ``.gz``
+    must hold gzip data)."""
+    try:
+        with open(path, "rb") as probe:
+            compressed = probe.read(2) == b"\x1f\x8b"
+        if not compressed and path.name.lower().endswith(".gz"):
+            raise WorkloadError(f"{path}: not gzip data, although the name ends in .gz")
+        return (gzip.open if compressed else open)(path, "rt", encoding="latin-1")
+    except FileNotFoundError:
+        raise WorkloadError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise WorkloadError(f"{path}: cannot open ({exc.strerror or exc})") from None
+
+
+class _Malformed(Exception):
+    """The fast path met a line it cannot parse; the checked path will name it."""
+
+
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[IO[str]]:
+    """Open ``path`` and turn decompression failures into WorkloadErrors."""
+    text = open_text(path)
+    try:
+        with text:
+            yield text
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise WorkloadError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+
+
+def _leading_comments(text: IO[str]) -> list[str]:
+    lines = []
+    for line in text:
+        stripped = line.strip()
+        if stripped.startswith(";"):
+            lines.append(stripped)
+        elif stripped:
+            break
+    return lines
+
+
+def _read_fast(path: Path, where: RowFilter | None) -> pd.DataFrame:
+    chunks = []
+    with _reading(path) as text:
+        try:
+            reader = pd.read_csv(text, sep=r"\s+", comment=";", header=None, names=COLUMNS,
+                                 chunksize=_CHUNK_ROWS, engine="c")
+            for chunk in reader:
+                if not _valid(chunk):
+                    raise _Malformed
+                chunks.append(chunk[where(chunk)] if where is not None else chunk)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise _Malformed from exc
+    if not chunks:
+        raise WorkloadError(f"{path}: no job lines")
+    return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0].reset_index(drop=True)
+
+
+def _valid(chunk: pd.DataFrame) -> bool:
+    """All fields numeric, none missing, and no negative count other than -1."""
+    if any(dtype.kind not in "iuf" for dtype in chunk.dtypes):
+        return False
+    values = chunk.to_numpy(dtype=float)
+    if not (np.abs(values) <= LIMITS).all():  # NaN and infinities too
+        return False
+    return not (chunk[list(NON_NEGATIVE)] < -1).to_numpy().any()
+
+
+def _read_checked(path: Path, where: RowFilter | None,
+                  skip_bad_lines: bool) -> tuple[pd.DataFrame, list[int]]:
+    """Line-by-line pass: name the first bad line, or drop every bad line."""
+    good: list[str] = []
+    skipped: list[int] = []
+    with _reading(path) as text:
+        for lineno, line in enumerate(text, start=1):
+            fields = line.split(";", 1)[0].split()
+            if not fields:
+                continue
+            problem = _line_problem(fields)
+            if problem is None:
+                good.append(" ".join(fields))
+            elif skip_bad_lines:
+                skipped.append(lineno)
+            else:
+                raise WorkloadError(f"{path}:{lineno}: {problem}")
+    if not good:
+        raise WorkloadError(f"{path}: no valid job lines ({len(skipped)} malformed)" if skipped
+                            else f"{path}: no job lines")
+    jobs = pd.read_csv(io.StringIO("\n".join(good)), sep=" ", header=None, names=COLUMNS)
+    if where is not None:
+        jobs = jobs[where(jobs)].reset_index(drop=True)
+    return jobs, skipped
+
+
+def _line_problem(fields: list[str]) -> str | None:
+    """Why a job line is malformed, or None."""
+    if len(fields) != len(COLUMNS):
+        detail = (f"field {len(fields) + 1} '{COLUMNS[len(fields)]}' is missing"
+                  if len(fields) < len(COLUMNS) else "too many fields")
+        return f"{len(fields)} fields, expected {len(COLUMNS)} ({detail})"
+    for index, (name, token, limit) in enumerate(zip(COLUMNS, fields, LIMITS.tolist()), start=1):
+        if not _NUMBER.match(token) or not math.isfinite(float(token)):
+            return f"field {index} '{name}' is not a number: {token!r}"
+        if name in NON_NEGATIVE and float(token) < -1:
+            return f"field {index} '{name}' is {token}: negative values other than -1 (unknown) are invalid"
+        if abs(float(token)) > limit:
+            what = f"{MAX_SECONDS:.0f} s (272 years)" if name in TIMES else f"{MAX_INTEGER} in absolute value"
+            return f"field {index} '{name}' is {token}: beyond what the simulator holds, at most {what}"
+    return None
+
+
+def _header_value(key: str, value: str) -> int | str:
+    if key in INTEGER_KEYS and re.fullmatch(r"[+-]?\d+", value):
+        return int(value)
+    return value
+
+
+def _header_line(key: str, value) -> str:
+    first, *rest = str(value).split("\n")
+    pad = " " * (len(key) + 3)
+    return f"; {key}: {first}\n" + "".join(f";{pad}{line}\n" for line in rest)

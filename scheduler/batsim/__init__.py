@@ -1,7 +1,0 @@
-"""Batsim's side of the world: the JSON protocol (:mod:`.protocol`, its wire format in :mod:`.wire`)
-and the ZeroMQ server (:mod:`.server`)."""
-
-from scheduler.batsim.batsim_codec import BatsimCodec
-from scheduler.batsim.scheduler_codec import SchedulerCodec
-
-__all__ = ["BatsimCodec", "SchedulerCodec"]
