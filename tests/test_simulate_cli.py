@@ -30,7 +30,8 @@ def quick_start_command() -> list[str]:
 def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeypatch, capsys):
     argv = quick_start_command()
     variants = argv[argv.index("--variant") + 1].split(",")
-    assert variants == ["base", "classification-idempotent", "class-clairvoyant", "classification-ordered"]
+    assert variants == ["base", "classification-idempotent", "class-clairvoyant", "classification-ordered",
+                        "classification-limited"]
     (tmp_path / "workloads").symlink_to(REPO / "workloads")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")
@@ -53,15 +54,16 @@ def test_the_readme_quick_start_compares_variants_side_by_side(tmp_path, monkeyp
     assert rows["vs base"] == ["–"] + [f"{value / longest[0]:.2f}×" for value in longest[1:]]
     assert rows["makespan"][0] == "35.4 d" and rows["mean wait"][0] == "5.60 h"  # 3,059,789 s and 20,158 s
     low, high = summaries["classification-ordered"]["classifier"]["divider_range"]
-    assert rows["divider"] == ["–"] + [f"{low / 60:.1f}–{high / 60:.1f} min"] * 3
-    assert rows["classifier"] == ["none", "rf", "oracle", "rf"]
-    assert rows["safeguard"] == ["none", "kill", "none", "kill"]
-    assert rows["probe_threshold"] == ["–", "–", "–", "0.02"]  # issue 23: not None
-    assert rows["probe_limit"] == ["–", "–", "–", "300.0"]
-    assert rows["kill_on"] == ["–", "deadline", "–", "blocking"]  # no safeguard: –
-    assert rows["head_slack"] == ["–", "–", "–", "0.3"]  # acts with kill_on blocking only
-    assert rows["promote_after"] == ["–", "never", "never", "7.0"]  # needs a classifier
-    assert rows["order_by"] == ["–", "–", "–", "estimate"]  # needs divider_estimates all
+    assert rows["divider"] == ["–"] + [f"{low / 60:.1f}–{high / 60:.1f} min"] * 4
+    assert rows["classifier"] == ["none", "rf", "oracle", "rf", "rf"]
+    assert rows["safeguard"] == ["none", "kill", "none", "kill", "kill"]
+    assert rows["probe_threshold"] == ["–", "–", "–", "0.02", "0.02"]  # issue 23: not None
+    assert rows["probe_limit"] == ["–", "–", "–", "300.0", "300.0"]
+    assert rows["kill_on"] == ["–", "deadline", "–", "blocking", "blocking"]  # no safeguard: –
+    assert rows["head_slack"] == ["–", "–", "–", "0.3", "0.3"]  # acts with kill_on blocking only
+    assert rows["promote_after"] == ["–", "never", "never", "7.0", "7.0"]  # needs a classifier
+    assert rows["order_by"] == ["–", "–", "–", "estimate", "estimate"]  # needs divider_estimates all
+    assert rows["kill_limit"] == ["–", "–", "–", "–", "0.1"]  # the site's limits: limited's alone
     assert rows["classifier precision"][0] == "–" and rows["classifier precision"][2] == "1.000"
     assert rows["classifier recall"][1] == f"{summaries['classification-idempotent']['classifier']['recall']:.3f}"
     kills = [summaries[name]["metrics"]["nb_kills"] for name in variants]
