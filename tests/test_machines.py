@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from procset import ProcSet
 
-from batsim_classifier_scheduler.core.machines import from_interval_string, interval_runs, lowest, runs, to_interval_string
+from batsim_classifier_scheduler.core.machines import (from_interval_string, interval_runs, lowest, runs,
+                                                       to_interval_string)
 
 from tests.helpers import lowest_by_bits
 

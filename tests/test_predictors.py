@@ -9,7 +9,8 @@ import pytest
 from batsim_classifier_scheduler.config import SchedulerConfig
 from batsim_classifier_scheduler.core.job import Job
 from batsim_classifier_scheduler.errors import ConfigError
-from batsim_classifier_scheduler.knowledge.accuracy import accuracy, inaccuracy, job_accuracy, prediction_accuracy, time_weighted
+from batsim_classifier_scheduler.knowledge.accuracy import (accuracy, inaccuracy, job_accuracy, prediction_accuracy,
+                                                            time_weighted)
 from batsim_classifier_scheduler.knowledge.corrections import INCREMENTS, get_correction
 from batsim_classifier_scheduler.knowledge.eloss import NormalizedAdaptiveGradient, expand
 from batsim_classifier_scheduler.knowledge.predictors import Predictions, get_predictor, make_predictions

@@ -9,7 +9,8 @@ import math
 import pytest
 
 from batsim_classifier_scheduler.cli import main
-from batsim_classifier_scheduler.cli.formats import NOT_APPLICABLE, change, count, duration, durations, number, ratio, reduction, share
+from batsim_classifier_scheduler.cli.formats import (NOT_APPLICABLE, change, count, duration, durations, number, ratio,
+                                                     reduction, share)
 from batsim_classifier_scheduler.cli.layout import console_width, side_by_side
 from batsim_classifier_scheduler.workloads import write_batsim_json
 from batsim_classifier_scheduler.workloads.synthetic import generate

@@ -5,7 +5,8 @@ import pytest
 from batsim_classifier_scheduler.compose import build_core
 from batsim_classifier_scheduler.config import SchedulerConfig
 from batsim_classifier_scheduler.core.job import JobClass
-from batsim_classifier_scheduler.core.messages import CallMeLater, Kill, RegisterJob, RegisterProfile, RegistrationFinished
+from batsim_classifier_scheduler.core.messages import (CallMeLater, Kill, RegisterJob, RegisterProfile,
+                                                       RegistrationFinished)
 from batsim_classifier_scheduler.errors import ConfigError
 from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 from batsim_classifier_scheduler.metrics import fold_attempts, summarize
@@ -128,7 +129,8 @@ def test_without_profile_reuse_a_copy_of_the_profile_is_registered():
 
 def test_the_engine_refuses_a_garbage_collected_profile_like_batsim():
     # reusing the killed job's profile without --enable-profile-reuse aborts real Batsim
-    from batsim_classifier_scheduler.core.messages import Execute, JobSubmitted, RegisterJob as Register, RegistrationFinished as Done
+    from batsim_classifier_scheduler.core.messages import (Execute, JobSubmitted, RegisterJob as Register,
+                                                           RegistrationFinished as Done)
     from batsim_classifier_scheduler.core.job import Job
     from batsim_classifier_scheduler.errors import SimulationError
     from procset import ProcSet
@@ -153,7 +155,8 @@ def test_safeguard_without_classifier_is_a_config_error():
 def test_a_kill_that_races_a_completion_does_not_block_registration():
     # Batsim answers a kill of a job that just ended with its normal JOB_COMPLETED and an
     # empty JOB_KILLED: nothing is resubmitted, and registration can still finish.
-    from batsim_classifier_scheduler.core.messages import JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs, SimulationBegins
+    from batsim_classifier_scheduler.core.messages import (JobCompleted, JobKilled, JobSubmitted, NoMoreStaticJobs,
+                                                           SimulationBegins)
     from batsim_classifier_scheduler.core.job import Job
 
     core = build_core(SchedulerConfig(classifier="oracle", safeguard="kill"), classifier=StubClassifier({"w0!0"}))

@@ -6,7 +6,8 @@ from array import array
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from batsim_classifier_scheduler.sim.simgrid import MESSAGE_TIME, PRECISION, Timeline, _after_run, _replay_entries, after_messages
+from batsim_classifier_scheduler.sim.simgrid import (MESSAGE_TIME, PRECISION, Timeline, _after_run, _replay_entries,
+                                                     after_messages)
 
 
 def one_step_at_a_time(remaining: float, count: int) -> float:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from batsim_classifier_scheduler.batsim import wire
-from batsim_classifier_scheduler.batsim.rules import JOB_FIELDS, WORKLOAD_SUBTIME, delay_of, read_events, read_job, read_walltime
+from batsim_classifier_scheduler.batsim.rules import (JOB_FIELDS, WORKLOAD_SUBTIME, delay_of, read_events, read_job,
+                                                      read_walltime)
 from batsim_classifier_scheduler.batsim.wire import UNSET, Invalid
 from batsim_classifier_scheduler.core import messages as events
 from batsim_classifier_scheduler.core.job import Job

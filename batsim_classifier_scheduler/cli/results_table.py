@@ -11,7 +11,8 @@ from pathlib import Path
 from batsim_classifier_scheduler.cli.formats import (NOT_APPLICABLE, change, count, duration, durations, missing, number, ratio,
                                    reduction, share)
 from batsim_classifier_scheduler.cli.layout import labelled, side_by_side, wrap
-from batsim_classifier_scheduler.config.variants import CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS, PROBING_OPTIONS
+from batsim_classifier_scheduler.config.variants import (CLASSIFIER_OPTIONS, KILL_OPTIONS, PLANNED_TRIAL_OPTIONS,
+                                                         PROBING_OPTIONS)
 from batsim_classifier_scheduler.metrics import METRICS, Metric
 
 #: What the classifier's scores count, said below the tables.

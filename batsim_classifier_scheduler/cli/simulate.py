@@ -13,7 +13,8 @@ from typing import Callable
 
 from batsim_classifier_scheduler.cli import workload_argument
 from batsim_classifier_scheduler.cli.layout import console_width
-from batsim_classifier_scheduler.cli.options import add_scheduling_options, config_from_args, machines_flag, seconds_flag
+from batsim_classifier_scheduler.cli.options import (add_scheduling_options, config_from_args, machines_flag,
+                                                     seconds_flag)
 from batsim_classifier_scheduler.cli.sacct_options import add_sacct_options, sacct_options
 from batsim_classifier_scheduler.cli.results_table import format_comparison, format_table, written_lines
 from batsim_classifier_scheduler.compose import input_files, warm_up

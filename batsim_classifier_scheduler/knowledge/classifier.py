@@ -59,7 +59,8 @@ import numpy as np
 
 from batsim_classifier_scheduler.core.job import Job, JobClass
 from batsim_classifier_scheduler.errors import ConfigError
-from batsim_classifier_scheduler.knowledge.choices import CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES, PARTIAL_ORACLES
+from batsim_classifier_scheduler.knowledge.choices import (CLASSIFIER_METHODS as METHODS, DIVIDERS, FEATURE_MODES,
+                                                           PARTIAL_ORACLES)
 from batsim_classifier_scheduler.knowledge.classifier_file import ClassifierError, load_classifier, save_classifier
 from batsim_classifier_scheduler.knowledge import classifier_reports as reports
 from batsim_classifier_scheduler.knowledge.confusion import RATES, classification_metrics, quality

@@ -28,7 +28,8 @@ from batsim_classifier_scheduler import __version__
 from batsim_classifier_scheduler.core.messages import REJECTED, SUCCESS
 from batsim_classifier_scheduler.core.machines import interval_runs
 from batsim_classifier_scheduler.errors import WorkloadError
-from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS, JobsTable, all_text, column, numeric_column, text_values
+from batsim_classifier_scheduler.jobs_columns import (JOBS_COLUMNS, JobsTable, all_text, column, numeric_column,
+                                                      text_values)
 from batsim_classifier_scheduler.util.output_files import atomic_open, write_text
 
 if TYPE_CHECKING:

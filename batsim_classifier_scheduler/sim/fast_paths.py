@@ -11,7 +11,8 @@ from typing import Sequence
 
 from batsim_classifier_scheduler.core.messages import Decision, Event, Execute, RegisterJob, RegisterProfile
 from batsim_classifier_scheduler.sim.actors import BatsimActors, Exchange, JobEnd
-from batsim_classifier_scheduler.sim.engine_types import LAST_MESSAGES, MSG_DECISION, MSG_SUBMITTED, SEND, Process, TimedReply, stamp
+from batsim_classifier_scheduler.sim.engine_types import (LAST_MESSAGES, MSG_DECISION, MSG_SUBMITTED, SEND, Process,
+                                                          TimedReply, stamp)
 
 
 class Shortcuts(BatsimActors):

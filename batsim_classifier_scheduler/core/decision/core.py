@@ -1,13 +1,13 @@
 """The decision core: Batsim-level events in, decisions out, one instance per simulation.
 
 :meth:`DecisionCore.decide` is pure: no I/O, no clock. The core is given its :class:`~.parts.Parts`, built from a
-config by the composition root, ``batsim_classifier_scheduler.compose.build_core`` (the one place that reads files). It keeps the
-book of jobs (:mod:`.book`) and drives its scheduling algorithm; the parts beside the algorithm each own their state
-and read only their own rules: the classes and trials (:mod:`.classes`), the safeguard's kills (:mod:`.kills`), the
-promotions out of Q (:mod:`.promotion`), the runtime predictions (:mod:`.predictions`) and the limits a site
-states (:mod:`.limits`). As batsched's
-``ISchedulingAlgorithm``: the events of a message are recorded first, then one round of decisions is made. The
-front ends read what the core has to report through :meth:`DecisionCore.outcome` only.
+config by the composition root, ``batsim_classifier_scheduler.compose.build_core`` (the one place that reads files).
+It keeps the book of jobs (:mod:`.book`) and drives its scheduling algorithm; the parts beside the algorithm each own
+their state and read only their own rules: the classes and trials (:mod:`.classes`), the safeguard's kills
+(:mod:`.kills`), the promotions out of Q (:mod:`.promotion`), the runtime predictions (:mod:`.predictions`) and the
+limits a site states (:mod:`.limits`). As in batsched's ``ISchedulingAlgorithm``, the events of a message are
+recorded first, then one round of decisions is made. The front ends read what the core has to report through
+:meth:`DecisionCore.outcome` only.
 """
 
 from __future__ import annotations
