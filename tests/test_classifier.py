@@ -502,7 +502,7 @@ def test_a_probe_threshold_makes_the_jobs_between_the_thresholds_uncertain():
     assert [again[i] is JobClass.UNCERTAIN for i in preds.job_id] == preds.uncertain.tolist()
     # without a model (the first week) every job is large, whatever the thresholds
     assert not preds[preds.week == 0].predicted_small.any()
-    # the probability the decision core reads (trial_gate) is the one reported; NaN for a job never classified
+    # the probability the decision core reads (the limits' order) is the one reported; NaN for a job never classified
     assert [clf.p_small(i) for i in preds.job_id] == pytest.approx(p.tolist(), nan_ok=True)
     assert math.isnan(clf.p_small("w0!unknown"))
 

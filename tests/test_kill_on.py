@@ -1,5 +1,5 @@
-"""When the safeguard kills a watched job past its trial (``kill_on``), and what a running look-alike says of a new
-job (``running_siblings``): each rule decided in-process, with a stub classifier choosing the classes."""
+"""When the safeguard kills a watched job past its trial (``kill_on``), and which jobs a promotion moves out of Q:
+each rule decided in-process, with a stub classifier choosing the classes."""
 
 import pytest
 

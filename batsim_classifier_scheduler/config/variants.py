@@ -5,6 +5,7 @@ setting."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -74,21 +75,34 @@ PRESETS = ("classification-probing", "classification-bounded", "classification-b
 RECOMMENDED = "classification-ordered"
 
 
-def resolve(name: str) -> dict[str, Any]:
-    """The settings of a variant: one of :data:`VARIANTS`, or a preset ``FILE.json:NAME`` from a presets file, a JSON
-    object of presets each ``{"parent": NAME, "why": TEXT, OPTION: VALUE...}``, its parent a variant or another
-    preset of the same file; ``"variant"`` names the variant the preset's settings start from."""
-    if name in VARIANTS:
-        return dict(VARIANTS[name])
+def preset_reference(name: str) -> tuple[str, str] | None:
+    """``(FILE.json, NAME)`` when ``name`` names a preset ``FILE.json:NAME``, else None."""
     path, colon, preset = name.rpartition(":")
-    if not colon or not path.endswith(".json"):
-        raise ConfigError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}, or a preset FILE.json:NAME")
+    return (path, preset) if colon and path.endswith(".json") else None
+
+
+@lru_cache(maxsize=None)
+def _presets(path: str) -> Any:
+    """A presets file's JSON, read once per process."""
     try:
-        presets = json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text())
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read presets file ({exc.strerror})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: invalid JSON ({exc})") from None
+
+
+def resolve(name: str) -> dict[str, Any]:
+    """The settings of a variant: one of :data:`VARIANTS`, or a preset ``FILE.json:NAME`` from a presets file, a JSON
+    object of presets each ``{"parent": NAME, "why": TEXT, OPTION: VALUE...}``, its parent a variant or another
+    preset of the same file."""
+    if name in VARIANTS:
+        return dict(VARIANTS[name])
+    reference = preset_reference(name)
+    if reference is None:
+        raise ConfigError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}, or a preset FILE.json:NAME")
+    path, preset = reference
+    presets = _presets(path)
     chain: list[str] = []
     while preset not in VARIANTS:
         if preset in chain:
@@ -106,4 +120,5 @@ def resolve(name: str) -> dict[str, Any]:
 
 def label(name: str) -> str:
     """What a variant is called in tables and file names: its name, or a preset's own name."""
-    return name.rpartition(":")[2] if name not in VARIANTS else name
+    reference = preset_reference(name)
+    return reference[1] if reference else name

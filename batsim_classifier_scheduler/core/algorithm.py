@@ -86,13 +86,11 @@ class Algorithm(ABC):
         running jobs (and any reservation), if it were submitted now."""
         return self.profile.first_fit(res, duration, now).start
 
-    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0, waiting_slack: float = 0.0,
-                    latest_start: float | None = None) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, waiting_slack: float = 0.0) -> bool:
         """Whether the running job ``job_id``, planned to end at ``end`` rather than now, would delay the earliest
-        start of the first waiting job (by its estimate, around no reservation) by more than ``slack`` seconds, or
-        by more than ``slack + waiting_slack`` when that job could not start now even were it to end now: whether
-        it holds machines that job needs. When that job could not start now anyway, a delay that keeps its start
-        within ``latest_start`` is no delay either. False when no job waits."""
+        start of the first waiting job (by its estimate, around no reservation), or delay it by more than
+        ``waiting_slack`` seconds when that job could not start now even were it to end now: whether it holds
+        machines that job needs. False when no job waits."""
         head = self.queue.head(now)
         if head is None:
             return False
@@ -107,9 +105,7 @@ class Algorithm(ABC):
         finally:
             profile.set_expected_end(job_id, planned)
             profile.reservation = reservation
-        if sooner > now and latest_start is not None and later <= latest_start:
-            return False
-        return later > sooner + (slack + waiting_slack if sooner > now else slack)
+        return later > sooner + (waiting_slack if sooner > now else 0.0)
 
     # --- shared by the implementations -----------------------------------------------
 

@@ -94,8 +94,7 @@ class ConservativeBackfilling(Algorithm):
 
     # --- what the decision core asks -------------------------------------------------
 
-    def delays_head(self, job_id: str, end: float, now: float, slack: float = 0.0, waiting_slack: float = 0.0,
-                    latest_start: float | None = None) -> bool:
+    def delays_head(self, job_id: str, end: float, now: float, waiting_slack: float = 0.0) -> bool:
         """Every waiting job holds a reservation here: a running job that outlives its plan may delay any of
         them, so it always counts as in the way."""
         return True

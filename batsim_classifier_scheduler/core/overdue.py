@@ -21,10 +21,9 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-#: The queue rank of overdue jobs: ahead of every queue (Q_small is 0, the uncertain jobs 1, Q 2).
+#: The queue rank of overdue jobs: ahead of every queue (Q_small is 0, the uncertain jobs 1, Q 2); they go oldest
+#: first, whatever the policy.
 OVERDUE_RANK = -1
-#: The overdue ranks: their jobs go oldest first, whatever the policy.
-OVERDUE_RANK_SET = frozenset({OVERDUE_RANK})
 #: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q; killed-planned: the
 #: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
 #: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started).

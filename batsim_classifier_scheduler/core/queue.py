@@ -10,7 +10,7 @@ from itertools import compress, islice
 from operator import itemgetter
 
 from batsim_classifier_scheduler.core.job import Job
-from batsim_classifier_scheduler.core.overdue import OVERDUE_RANK_SET
+from batsim_classifier_scheduler.core.overdue import OVERDUE_RANK
 from batsim_classifier_scheduler.core.policies import Policy
 
 #: Where a starving job moves: to the head of its own queue (its rank), or ahead of every rank.
@@ -94,7 +94,7 @@ class JobQueue:
             insort(self._by_submission, (job.subtime, job.id))
         if not self.policy.dynamic:
             # overdue jobs go oldest first
-            key = (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, order, now)
+            key = (job.subtime, job.id) if rank == OVERDUE_RANK else self.policy.key(job, order, now)
             entry = self._entry[job.id] = (rank, key, job.id)
             at = bisect_left(self._entries, entry)
             self._entries.insert(at, entry)
@@ -271,7 +271,7 @@ class JobQueue:
 
     def _key(self, job: Job, rank: int, estimate: float, now: float) -> tuple:
         """The policy's key of a job in ``rank``; overdue jobs (an overdue rank) go oldest first."""
-        return (job.subtime, job.id) if rank in OVERDUE_RANK_SET else self.policy.key(job, estimate, now)
+        return (job.subtime, job.id) if rank == OVERDUE_RANK else self.policy.key(job, estimate, now)
 
     def _starving(self, now: float, limit: int | None = None) -> list[Job]:
         if self.starvation_threshold is None or not self._by_submission:

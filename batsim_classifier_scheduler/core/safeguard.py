@@ -121,14 +121,12 @@ class Safeguard:
             return True
         return False
 
-    def resubmit(self, killed: Job, original: Job, attempt: int, now: float,
-                 keep_place: bool = True) -> tuple[Job, list[Decision]]:
+    def resubmit(self, killed: Job, original: Job, attempt: int, now: float) -> tuple[Job, list[Decision]]:
         """The large job that replaces a killed one, and the decisions that register it.
 
         As in the paper's Algorithm 2, it is the same job moving from Q_small to Q: the returned job
-        keeps the original's place in the queue order (its ``subtime``; without ``keep_place``, it is
-        ordered as submitted now), while Batsim registers it now (the ``RegisterJob`` decision carries
-        the kill time).
+        keeps the original's place in the queue order (its ``subtime``), while Batsim registers it now (the
+        ``RegisterJob`` decision carries the kill time).
         """
         original_id = original.id
         workload, _, name = original_id.partition("!")
@@ -145,4 +143,4 @@ class Safeguard:
         registered = Job(job_id, now, killed.res, killed.walltime, profile, killed.runtime, dict(killed.extras))
         decisions.append(RegisterJob(registered))
         decisions.append(SetMetadata(job_id, f"parent={original_id};class=large"))
-        return (replace(registered, subtime=original.subtime) if keep_place else registered), decisions
+        return replace(registered, subtime=original.subtime), decisions

@@ -74,7 +74,7 @@ import msgspec
 
 from batsim_classifier_scheduler.util.checksums import data_hash
 from batsim_classifier_scheduler.config import VARIANTS, SchedulerConfig
-from batsim_classifier_scheduler.config.variants import label, resolve
+from batsim_classifier_scheduler.config.variants import label, preset_reference, resolve
 from batsim_classifier_scheduler.core.policies import POLICIES
 from batsim_classifier_scheduler.errors import ConfigError
 from batsim_classifier_scheduler.experiments.labels import policy_label
@@ -429,9 +429,9 @@ def _variant(entry: str | dict[str, Any], where: str, folder: Path) -> VariantSp
 
 def _variant_base(name: str, where: str, folder: Path) -> str:
     """A variant's name, or a preset's with its file's path made absolute; checked."""
-    path, colon, preset = str(name).rpartition(":")
-    if colon and path.endswith(".json"):
-        name = f"{(folder / path).resolve()}:{preset}"
+    reference = preset_reference(str(name))
+    if reference is not None:
+        name = f"{(folder / reference[0]).resolve()}:{reference[1]}"
     try:
         resolve(name)
     except ConfigError as exc:

@@ -130,7 +130,7 @@ class Kills:
             estimate = self.knowledge.estimate(job)
             end = self.book.starts[job_id] + estimate
             if (head is not None and queue.outranks(head, job, rank, estimate, now, key)
-                    and algorithm.delays_head(job_id, end, now, 0.0, head_slack)):
+                    and algorithm.delays_head(job_id, end, now, head_slack)):
                 if self.rules.kill_on == "blocking":
                     victims.append(job_id)  # patient: it runs on, overtime, until that job could start now
             else:
