@@ -49,8 +49,10 @@ OVERDUE = [*TOLERANT, "--promote-overdue", "killed"]
 OVERDUE_QUEUE = [*TOLERANT, "--promote-overdue", "queue", "--promote-after", "0"]
 GUARDED = [*TOLERANT, "--promote-overdue", "killed-one"]
 ORDERED = ["--variant", "classification-ordered"]
-#: classification-limited (issue 48): ordered with the site's limits kept by construction.
-LIMITED = ["--variant", "classification-limited"]
+#: classification-limited (issue 48, a preset): ordered with the site's limits kept by construction.
+LIMITED = ["--variant", f"{ROOT / 'experiments' / 'presets' / 'variants.json'}:classification-limited"]
+#: classification-guaranteed: limited with the waits of Q's jobs bounded, one lane per user.
+GUARANTEED = ["--variant", "classification-guaranteed"]
 #: A bound on the killed jobs' waits tried with it (measured worse): a retry is overdue once it has waited the longest
 #: The limits' first setting: trials granted first come, first served, never later (measured first, worse on LANL-CM5).
 ARRIVAL = ["--limit-order", "arrival", "--readmit", "none"]
@@ -82,6 +84,13 @@ RULES: dict[str, list[str]] = {
     "limited-value": [*LIMITED, "--readmit", "none"],
     "limited-value-readmit": LIMITED,
     "limited-overdue-one": [*LIMITED, *ARRIVAL, "--promote-overdue", "killed-one"],
+    "guaranteed": GUARANTEED,
+    "qu-promote0": [*GUARANTEED, "--promote-after", "0", "--promote-scope", "job"],
+    "qu-slack0": [*GUARANTEED, "--head-slack", "0"],
+    "qu-trial150": [*GUARANTEED, "--probe-limit", "150"],
+    "qu-trial600": [*GUARANTEED, "--probe-limit", "600"],
+    "qu-band01": [*GUARANTEED, "--probe-threshold", "0.01"],
+    "qu-band05": [*GUARANTEED, "--probe-threshold", "0.05"],
 }
 
 

@@ -14,13 +14,13 @@ from batsim_classifier_scheduler.core.messages import KILLED, Execute, JobComple
 from batsim_classifier_scheduler.errors import ConfigError
 from batsim_classifier_scheduler.sim.engine import BatsimEngine, SimulationOptions
 
-from tests.helpers import make_workload
+from tests.helpers import make_workload, preset
 from tests.test_overdue import TOLERANT, killed_waits, workloads
 from tests.test_safeguard import StubClassifier
 
-#: classification-limited's rules, its limits aside, with the retries' wait bound tried beside them (measured worse:
-#: ``--promote-overdue killed-one`` cost HPC2N a third of the gain).
-LIMITED = {**{name: value for name, value in SchedulerConfig.variant("classification-limited").to_dict().items()
+#: classification-limited's rules (a preset), its limits aside, with the retries' wait bound tried beside them
+#: (measured worse: ``--promote-overdue killed-one`` cost HPC2N a third of the gain).
+LIMITED = {**{name: value for name, value in SchedulerConfig.variant(preset("classification-limited")).to_dict().items()
               if name in ("probe_threshold", "divider_estimates", "probe_length", "probe_limit", "kill_on", "kill_for",
                           "head_slack", "promote_after", "order_by", "promote_scope")},
            "promote_overdue": "killed-one"}
@@ -37,10 +37,11 @@ class LikelyClassifier(StubClassifier):
         return self.likely[int(job_id.partition("!")[2].partition("#")[0])]
 
 
-def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base=None, likely=None, **options):
+def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base=None, likely=None, users=None,
+        **options):
     """A run decided in-process; after every decision, what the run has done so far is checked against the limits.
     Returns the jobs' table, the core and the number of decisions checked. ``likely``: the jobs' P(small), by
-    index (the forest's probabilities, for ``limit_order`` p-small)."""
+    index (the forest's probabilities, for ``limit_order`` p-small); ``users``: the jobs' users, by index."""
     config = SchedulerConfig(**{"classifier": "rf", "safeguard": "kill", **(base or LIMITED), **options},
                              policy=policy)
     classifier = (StubClassifier(set(small), divider, set(uncertain)) if likely is None
@@ -72,7 +73,8 @@ def run(jobs, nb_res, small=(), uncertain=(), divider=100.0, policy="fcfs", base
         return decisions
 
     options = SimulationOptions(enable_dynamic_jobs=True, acknowledge_dynamic_jobs=True, enable_profile_reuse=True)
-    result = BatsimEngine(make_workload(jobs, nb_res), options=options).run(decide)
+    workload = make_workload(jobs, nb_res, **({"user": users} if users is not None else {}))
+    result = BatsimEngine(workload, options=options).run(decide)
     assert core.limits is None or core.limits.admission.open == 0  # every trial resolved
     return result.jobs.set_index("job_id"), core, seen["checks"]
 
@@ -96,6 +98,38 @@ def assert_wait_bounded(table, core, longest_request):
         assert due - submitted <= max(longest, killed - submitted) + 1e-6
         before = sum(due <= starts[other] < start for other in core.overdue.due_since if other != retry)
         assert start - submitted <= max(longest, killed - submitted) + (before + 1) * longest_request + 1e-6
+
+
+def assert_lanes_bounded(table, core, longest_request):
+    """``--promote-overdue queue-user`` (classification-guaranteed): each job of Q becomes due once its total wait reaches
+    the bound (the longest wait of a first attempt started unpromoted, or its wait up to its kill); a due job waits
+    only while its user's lane is held, each lane holding one promoted job at a time, from its promotion to its end;
+    a promoted job starts within EASY's bound (the longest request) for itself and each promoted job started before
+    it. So a user's k-th due job waits at most the bound plus the k - 1 before it, start to end, plus EASY's bound."""
+    overdue, longest = core.overdue, core.overdue.overdue.longest
+    at = {f"w0!{job_id}": row for job_id, row in table.iterrows()}
+    lanes: dict = {}
+    for job_id, promoted in overdue.promoted.items():
+        lanes.setdefault(core.jobs[job_id].extras.get("user"), []).append((promoted, at[job_id]["finish_time"]))
+    for held in lanes.values():  # one promoted job at a time per user, until it ends
+        held.sort()
+        assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+    for job_id, due in overdue.due_since.items():
+        job, row = core.jobs[job_id], at[job_id]
+        original = core.book.origin.get(job_id)
+        killed_wait = at[original]["finish_time"] - job.subtime if original else 0.0
+        assert due - job.subtime <= max(longest, killed_wait) + 1e-6
+        promoted = overdue.promoted.get(job_id, row["starting_time"])
+        # from due to its promotion (or its start), its user's lane was held without a gap
+        reached = due
+        for start, end in lanes.get(job.extras.get("user"), []):
+            if start <= reached + 1e-6 < end:
+                reached = end
+        assert promoted <= reached + 1e-6
+        if job_id in overdue.promoted:
+            before = sum(promoted <= at[other]["starting_time"] < row["starting_time"]
+                         for other in overdue.promoted if other != job_id)
+            assert row["starting_time"] - promoted <= (before + 1) * longest_request + 1e-6
 
 
 # --- the arithmetic ------------------------------------------------------------------------------------------
@@ -189,12 +223,14 @@ def test_a_job_past_its_trial_that_the_limit_no_longer_covers_is_released_not_re
 @settings(max_examples=60, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]),
        st.sampled_from([0.1, 0.25, 0.5]), st.sampled_from([None, 0.01, 0.05, 0.3]),
-       st.sampled_from(["limited", "blocking", "patient", "demand"]), st.sampled_from(["arrival", "p-small", "value"]),
+       st.sampled_from(["limited", "guaranteed", "blocking", "patient", "demand"]),
+       st.sampled_from(["arrival", "p-small", "value"]),
        st.sampled_from(["none", "waiting"]), st.randoms(use_true_random=False))
 def test_no_run_ever_kills_or_wastes_more_than_its_limits(workload, policy, divider, kills, waste, rules, order,
                                                           readmit, rng):
     jobs, small, uncertain = workload
-    base = LIMITED if rules == "limited" else {**TOLERANT, "kill_on": rules}
+    base = {"limited": LIMITED, "guaranteed": {**LIMITED, "promote_overdue": "queue-user"}}.get(
+        rules, {**TOLERANT, "kill_on": rules})
     likely = [rng.random() for _ in jobs]
     _, core, checks = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, base=base,
                           kill_limit=kills, waste_limit=waste, limit_order=order, readmit=readmit, likely=likely)
@@ -210,6 +246,16 @@ def test_no_killed_job_waits_past_the_longest_wait_of_a_job_never_killed_plus_ea
     assert_wait_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
 
 
+@settings(max_examples=60, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]), st.sampled_from([0.25, 0.5]),
+       st.lists(st.integers(0, 2), min_size=14, max_size=14))
+def test_a_due_job_waits_only_while_its_users_lane_is_held(workload, policy, divider, kills, users):
+    jobs, small, uncertain = workload
+    table, core, _ = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, kill_limit=kills,
+                         promote_overdue="queue-user", users=users[:len(jobs)])
+    assert_lanes_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
+
+
 def test_the_limits_need_kills_decided_by_the_core():
     with pytest.raises(ConfigError, match="kill_on blocking, demand or patient"):
         SchedulerConfig(classifier="rf", safeguard="kill", kill_limit=0.1)
@@ -220,10 +266,16 @@ def test_the_limits_need_kills_decided_by_the_core():
 
 
 def test_classification_limited_is_ordered_with_the_limits():
-    limited = SchedulerConfig.variant("classification-limited").to_dict()
+    limited = SchedulerConfig.variant(preset("classification-limited")).to_dict()
     ordered = SchedulerConfig.variant("classification-ordered").to_dict()
     assert limited == {**ordered, "kill_limit": 0.10, "waste_limit": 0.01, "limit_order": "value",
                        "readmit": "waiting"}
+
+
+def test_classification_guaranteed_is_limited_with_the_waits_of_q_bounded_one_lane_per_user():
+    guaranteed = SchedulerConfig.variant("classification-guaranteed").to_dict()
+    limited = SchedulerConfig.variant(preset("classification-limited")).to_dict()
+    assert guaranteed == {**limited, "promote_overdue": "queue-user"}
 
 
 @settings(max_examples=40, deadline=None)

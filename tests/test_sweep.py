@@ -165,7 +165,7 @@ def test_the_presets_are_listed_in_the_order_they_were_made():
 
 def test_example_configs_parse():
     dev = load_config_file(EXPERIMENTS / "dev-traces.json")
-    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 2 * 4 * 12
+    assert [t.archive for t in dev.traces] == ["KTH-SP2", "SDSC-SP2"] and len(dev.runs()) == 2 * 4 * 13
     local = load_config_file(EXPERIMENTS / "dev-traces-local.json")
     assert all(t.path and t.archive for t in local.traces)
     paper = load_config_file(EXPERIMENTS / "paper-traces.json")

@@ -148,8 +148,10 @@ class SchedulerConfig:
         details="oldest first, no head slack. killed: the safeguard's retries, from the original's submission (a "
                 "killed job waits at most that plus EASY's bound as the first waiting job); killed-one: the same, "
                 "one at a time (the oldest due retry moves once the one moved before it has started); "
-                "killed-planned: the same, or as soon as the start EASY plans for it now would make it wait longer; "
-                "queue: every job of Q")
+                "killed-planned: the same as killed, or as soon as the start EASY plans for it now would make it wait "
+                "longer; queue: every job of Q; queue-user: every job of Q, one at a time per user, the next once the "
+                "previous has ended (a burst of one user's jobs takes one lane, not the machine), the longest wait "
+                "counting the first attempts started unpromoted (classification-guaranteed)")
     kill_limit: float | None = option(
         None, "the site's limit on the jobs killed, a share: a trial is granted only within it (default: none)",
         optional(probability_or_one), metavar="F", parse=number_text, group="trials",

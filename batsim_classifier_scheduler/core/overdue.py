@@ -14,20 +14,30 @@ after its promotion at ``promoted`` waited in all at most::
 
 where ``promoted - submission`` is ``longest`` at ``promoted``, or the kill's time minus the submission when the
 retry was already that late. ``tests/test_overdue.py`` checks it in-process.
+
+Every job of Q, one lane per user (``queue-user``, classification-guaranteed): every job waiting in Q, first
+attempts and retries alike, becomes overdue once its wait reaches ``longest``, here counted over the first attempts
+started *unpromoted* (so that promotions never raise the bound they are held to); each user's overdue jobs move one
+at a time, the next once the one moved before it has *ended*, so that a burst of one user's jobs takes one lane of
+the machine, not all of it. A user's k-th overdue job waits at most ``longest`` (or its wait up to its kill), plus
+the k - 1 moved before it, each from its promotion to its end, plus EASY's bound for itself and each overdue job
+started before it from its promotion. ``tests/test_admission.py`` checks it in-process.
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import Callable
+from typing import Callable, Hashable
 
 #: The queue rank of overdue jobs: ahead of every queue (Q_small is 0, the uncertain jobs 1, Q 2); they go oldest
 #: first, whatever the policy.
 OVERDUE_RANK = -1
 #: Which waiting jobs of Q may become overdue: none, the safeguard's retries, or every job of Q; killed-planned: the
 #: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
-#: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started).
-OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue")
+#: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started);
+#: queue-user: every job of Q, one at a time per user (a user's oldest due one, once that user's previous one has
+#: ended), ``longest`` counting only the first attempts started unpromoted.
+OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue", "queue-user")
 
 
 class Overdue:
@@ -37,8 +47,9 @@ class Overdue:
         #: The longest wait of any job started so far on its first attempt (seconds).
         self.longest = 0.0
         self._watched: list[tuple[float, str]] = []  # (submission, job id), oldest first
-        self._due: list[tuple[float, str]] = []  # one_at_a_time: due, not promoted yet (submission, job id)
-        self._current: str | None = None  # one_at_a_time: the overdue job promoted last
+        #: one_at_a_time: per lane, the jobs due and not promoted yet (submission, job id), and the job promoted last
+        self._due: dict[Hashable, list[tuple[float, str]]] = {}
+        self._current: dict[Hashable, str] = {}
 
     def started(self, wait: float) -> None:
         """A job started on its first attempt after waiting ``wait`` seconds."""
@@ -73,21 +84,30 @@ class Overdue:
             self._watched = keep
         return overdue
 
-    def one_at_a_time(self, due: list[str], submission: Callable[[str], float],
-                      waiting: Callable[[str], bool]) -> list[str]:
-        """Of the ``due`` jobs and those due before, the one to promote now, if any: the oldest still ``waiting``,
-        once the job promoted last is no longer waiting (it started)."""
+    def one_at_a_time(self, due: list[str], submission: Callable[[str], float], waiting: Callable[[str], bool],
+                      holds: Callable[[str], bool] | None = None,
+                      lane: Callable[[str], Hashable] = lambda job_id: None) -> list[str]:
+        """Of the ``due`` jobs and those due before, the ones to promote now, oldest first: per ``lane`` (one for
+        all by default), the oldest still ``waiting``, once the job promoted last in that lane no longer ``holds``
+        it (by default: once it no longer waits, it started)."""
+        holds = holds or waiting
         for job_id in due:
-            heapq.heappush(self._due, (submission(job_id), job_id))
-        if self._current is not None and waiting(self._current):
-            return []
-        self._current = None
-        while self._due:
-            _, job_id = heapq.heappop(self._due)
-            if waiting(job_id):
-                self._current = job_id
-                return [job_id]
-        return []
+            heapq.heappush(self._due.setdefault(lane(job_id), []), (submission(job_id), job_id))
+        promoted = []
+        for key, queue in list(self._due.items()):
+            current = self._current.get(key)
+            if current is not None and holds(current):
+                continue
+            self._current.pop(key, None)
+            while queue:
+                when, job_id = heapq.heappop(queue)
+                if waiting(job_id):
+                    self._current[key] = job_id
+                    promoted.append((when, job_id))
+                    break
+            if not queue:
+                del self._due[key]
+        return [job_id for _, job_id in sorted(promoted)]
 
     def next_due(self) -> float | None:
         """When the oldest watched job will be overdue if ``longest`` does not grow (None: none watched)."""

@@ -4,8 +4,8 @@
 submission (a retry: since its original's) moves ahead of Q, with the uncertain jobs, in the policy's order; with
 ``scope`` head it takes the first job of Q with it (one for one, so that promoted jobs do not overtake a killed job
 without end), with ahead every job of Q before it. :class:`OverduePromotion` (``promote_overdue``): a job whose total
-wait reaches the longest first-attempt wait so far moves ahead of every queue, oldest first
-(:mod:`batsim_classifier_scheduler.core.overdue`).
+wait reaches the longest first-attempt wait so far moves ahead of every queue, oldest first; with ``queue-user``
+(classification-guaranteed) one job per user at a time (:mod:`batsim_classifier_scheduler.core.overdue`).
 """
 
 from __future__ import annotations
@@ -68,16 +68,18 @@ class OverduePromotion:
 
     def enqueued(self, job: Job) -> None:
         """A job entered Q: watched if it is in scope (every job, or the safeguard's retries)."""
-        if self.scope == "queue" or self.scope.startswith("killed") and job.id in self.book.origin:
+        if self.scope.startswith("queue") or self.scope.startswith("killed") and job.id in self.book.origin:
             self.overdue.watch(job.id, job.subtime)
 
     def started(self, job: Job, now: float) -> None:
-        if job.id not in self.book.origin:
+        """A job started: on its first attempt, its wait counts towards the bound (queue-user: unless promoted)."""
+        if job.id not in self.book.origin and not (self.scope == "queue-user" and job.id in self.promoted):
             self.overdue.started(now - job.subtime)
 
     def promote(self, now: float) -> bool:
         """Move the watched jobs whose total wait reached the bound ahead of every queue, oldest first (killed-one:
-        one at a time); whether any moved."""
+        one at a time; queue-user: one at a time per user, the next once the previous has ended); whether any
+        moved."""
         planned_start = None
         if self.scope == "killed-planned":
             def planned_start(job_id: str) -> float:
@@ -88,12 +90,25 @@ class OverduePromotion:
         for job_id in overdue:
             self.due_since[job_id] = now
         if self.scope == "killed-one":
-            overdue = self.overdue.one_at_a_time(overdue, lambda job_id: self.book.jobs[job_id].subtime, waiting)
+            overdue = self.overdue.one_at_a_time(overdue, self._submission, waiting)
+        elif self.scope == "queue-user":
+            overdue = self.overdue.one_at_a_time(overdue, self._submission, waiting, self._holds, self._user)
         for job_id in overdue:
             job = self.book.jobs[job_id]
             self.promoted[job_id] = now
             self.algorithm.requeue(job, self.planned(job), OVERDUE_RANK, now)
         return bool(overdue)
+
+    def _submission(self, job_id: str) -> float:
+        return self.book.jobs[job_id].subtime
+
+    def _holds(self, job_id: str) -> bool:
+        """Whether a promoted job still holds its user's lane: until it ends."""
+        return self.book.waiting(job_id) or self.book.running(job_id)
+
+    def _user(self, job_id: str) -> object:
+        """The user whose lane a job takes (its workload's ``user`` field; one lane for the jobs without)."""
+        return self.book.jobs[job_id].extras.get("user")
 
     def after(self, now: float, decisions: list[Decision]) -> None:
         """Ask to be called when the next watched job becomes overdue."""
