@@ -6,8 +6,9 @@
 A generated table sits between ``<!-- table: KIND RULE -->`` and ``<!-- end -->`` in docs/results.md. KIND is
 ``typical`` (per trace and policy, the median over the forest's seeds of each measure: gain is judged on it) or
 ``every-run`` (per trace and policy, the range over the seeds of each harm: harm is judged on every run), RULE a rule
-of ``docs/data/loto_points.csv`` or ``limited_points.csv`` (``experiments/loto.py`` made them); or ``reproduction`` (the paper's Table 7 beside
-ours, from ``docs/data/reproduction.csv``), RULE the paper's variant.
+of ``docs/data/loto_points.csv``, ``limited_points.csv`` or ``guaranteed_points.csv`` (``experiments/loto.py`` made
+them); or ``reproduction`` (the paper's Table 7 beside ours, from ``docs/data/reproduction.csv``), RULE the paper's
+variant.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results.md"
 #: The per-run data files (``experiments/loto.py``'s format), read as one.
-POINTS = [ROOT / "docs" / "data" / "loto_points.csv", ROOT / "docs" / "data" / "limited_points.csv"]
+POINTS = [ROOT / "docs" / "data" / name for name in ("loto_points.csv", "limited_points.csv", "guaranteed_points.csv")]
 REPRODUCTION = ROOT / "docs" / "data" / "reproduction.csv"
 TRACES = ("KTH-SP2", "SDSC-SP2", "HPC2N", "LANL-CM5", "SDSC-DS", "RICC", "CEA-Curie")
 BLOCK = re.compile(r"(<!-- table: (\S+) (\S+) -->\n)(.*?)(<!-- end -->)", re.S)
