@@ -32,11 +32,11 @@ class Workload:
     ``requested_procs``, ``unix_submit_time``...) is an extra field forwarded to the
     scheduler in JOB_SUBMITTED, as Batsim does.
 
-    The table is given as a pandas DataFrame, or as columns (column name -> list of values, the
-    types pandas would infer: one float column holds only floats). A workload given columns
-    builds its DataFrame when ``jobs`` is first read, and :meth:`column` reads them without it:
-    simulating a Batsim JSON workload needs no pandas (whose import costs more than reading
-    the file).
+    The table is given as a pandas DataFrame, or as columns (column name -> a list of values, the
+    types pandas would infer: one float column holds only floats; or a numpy array). A workload
+    given columns builds its DataFrame when ``jobs`` is first read, and :meth:`column` reads them
+    without it: simulating a Batsim JSON workload or an SWF trace needs no pandas (whose import
+    costs more than reading the file).
 
     ``cleaning`` is what the cleaning rules did when the workload comes from an SWF trace.
     """
@@ -76,7 +76,8 @@ class Workload:
 
     def column(self, name: str) -> list[Any]:
         """One column as a list of Python values (not to be modified)."""
-        return self._columns[name] if self._columns is not None else self._frame[name].tolist()
+        values = self._columns[name] if self._columns is not None else self._frame[name]
+        return values if isinstance(values, list) else values.tolist()
 
     @property
     def extra_columns(self) -> list[str]:
