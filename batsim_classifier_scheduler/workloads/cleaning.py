@@ -194,6 +194,8 @@ def _job_ids(numbers: np.ndarray) -> np.ndarray:
     """Job ids as text: SWF job numbers as integers, names (Slurm's ``123_4``) as they are."""
     if numbers.dtype.kind in "iufcb":
         numbers = numbers.astype(np.int64)
+        if len(numbers):  # (as narrow as the longest: ``astype(str)`` gives every int64 21 characters)
+            return numbers.astype(f"<U{max(len(str(numbers.min())), len(str(numbers.max())))}")
     return numbers.astype(str)
 
 

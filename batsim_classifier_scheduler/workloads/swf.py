@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import itertools
 import math
 import re
 import warnings
@@ -247,12 +246,13 @@ def _leading_comments(text: IO[str]) -> list[str]:
 
 
 def _read_fast(path: Path, where: RowFilter | None) -> np.ndarray:
-    chunks, jobs = [], 0
     with _reading(path) as text:
-        while chunk := list(itertools.islice(text, _CHUNK_LINES)):
-            table = _numbers(chunk)
-            jobs += len(table)
-            chunks.append(_chunk_kept(table, where))
+        lines = text.read().splitlines()  # (at once: line by line, a gzip file is read through Python calls)
+    chunks, jobs = [], 0
+    for begin in range(0, len(lines), _CHUNK_LINES):
+        table = _numbers(lines[begin:begin + _CHUNK_LINES])
+        jobs += len(table)
+        chunks.append(_chunk_kept(table, where))
     if not jobs:
         raise WorkloadError(f"{path}: no job lines")
     return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
