@@ -131,8 +131,9 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False,
     path : the ``.swf`` or ``.swf.gz`` file.
     skip_bad_lines : drop malformed job lines (their line numbers are kept in
         ``SwfTrace.skipped_lines``) instead of raising.
-    where : optional row filter, ``where(chunk) -> boolean mask``, applied while reading
-        so that a subset of a huge trace never holds the whole table in memory.
+    where : optional row filter, ``where(chunk) -> boolean mask``, applied while reading (``chunk``: each
+        field's column of some lines, name -> numpy array) so that a subset of a huge trace never holds the
+        whole table in memory.
 
     Raises
     ------
