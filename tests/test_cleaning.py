@@ -183,4 +183,4 @@ def test_sdsc_ds_runs_on_its_1664_processors():
     from batsim_classifier_scheduler.workloads.swf import SwfTrace, read_header
 
     header = read_header(shared("workloads/SDSC-DS-2004-2.1-cln.swf.gz"))
-    assert SwfTrace(jobs=None, header=header, path=None).declared_size() == ("MaxProcs", 1664, (72, 1368, 224))
+    assert SwfTrace(table=None, header=header, path=None).declared_size() == ("MaxProcs", 1664, (72, 1368, 224))

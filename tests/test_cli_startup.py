@@ -10,7 +10,7 @@ import sys
 
 from batsim_classifier_scheduler.cli import COMMANDS
 
-from tests.helpers import REPO
+from tests.helpers import DATA, REPO
 
 HEAVY = ("sklearn", "pandas", "numpy", "matplotlib", "tqdm", "scipy")
 
@@ -50,3 +50,21 @@ def test_serve_for_easy_imports_no_heavy_library():
     reply, heavy = out.stdout.splitlines()
     assert '"EXECUTE_JOB"' in reply
     assert heavy == ""
+
+
+SIMULATE_BASE = f"""
+import sys
+from batsim_classifier_scheduler.cli import main
+workload, prefix = sys.argv[1:]
+sys.argv = ["simulate", "simulate", workload, "--no-progress", "-e", prefix]
+main()
+print("heavy:", " ".join(sorted({{name.split(".")[0] for name in sys.modules}} & (set({HEAVY!r}) - {{"numpy"}}))))
+"""
+
+
+def test_simulate_base_of_an_swf_trace_imports_no_pandas(tmp_path):
+    """pandas' import costs more than simulating a trace of 30,000 jobs for EASY; numpy reads the trace."""
+    out = subprocess.run([sys.executable, "-c", SIMULATE_BASE, str(DATA / "tiny.swf"), str(tmp_path / "run")],
+                         cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "heavy: "
+    assert (tmp_path / "run_jobs.csv").exists()

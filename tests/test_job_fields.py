@@ -37,3 +37,17 @@ def test_missing_values_are_left_out_of_each_jobs_dict():
 def test_no_extra_columns_give_empty_fields():
     fields = workload().job_fields()
     assert fields == [{}, {}] and not any("user" in each for each in fields)
+
+
+def test_numpy_columns_give_fields_that_read_their_row():
+    import numpy as np
+
+    fields = workload(user=np.array([7, 8]), queue=np.array(["a", "b"]), unix_submit_time=np.array([1.0e9, 1.5e9])
+                      ).job_fields()
+    assert all(isinstance(each, JobFields) for each in fields)
+    assert fields[1] == {"user": 8, "queue": "b", "unix_submit_time": 1.5e9}
+    assert type(fields[1]["user"]) is int and type(fields[0].get("queue")) is str and fields[0].get("group") is None
+    back = pickle.loads(pickle.dumps(fields[0]))
+    assert type(back) is JobFields and back == fields[0]
+    with_nan = workload(think=np.array([1.5, math.nan])).job_fields()
+    assert with_nan == [{"think": 1.5}, {}]

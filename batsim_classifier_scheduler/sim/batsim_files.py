@@ -78,7 +78,7 @@ def write_jobs_csv(path: str | Path, jobs: JobsTable) -> None:
 
 
 #: Rows formatted at a time by :func:`write_jobs_csv`.
-ROWS_PER_WRITE = 20_000
+ROWS_PER_WRITE = 2_000
 
 
 def _jobs_csv_columns(jobs: JobsTable) -> dict[str, list | np.ndarray]:

@@ -31,6 +31,7 @@ them) :mod:`batsim_classifier_scheduler.sim.actors`, the records they share :mod
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from itertools import starmap
 from typing import Callable
@@ -94,7 +95,7 @@ class BatsimEngine(Shortcuts):
             local_id = _first_duplicate(workload.column("id"))
             raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
         subtimes = list(map(float, workload.column("subtime")))
-        profiles = list(map(str, workload.column("profile")))
+        profiles = list(map(sys.intern, map(str, workload.column("profile"))))  # (jobs of one runtime share one)
         runtimes = list(map(float, workload.column("runtime")))
         fields = workload.job_fields()
         jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),

@@ -274,6 +274,10 @@ def _after_run(remaining: float, count: float) -> float:
 #: :class:`BinadeSums` taking the long logs of a large machine, and a small machine's entry by entry, a log reaches
 #: numpy only when one sleep lives through thousands of entries, few of them).
 _VECTOR_FROM = 4096
+#: A replay that begins above :data:`_ABSORBED` (where message steps leave a remainder as it is) through at least this
+#: many entries subtracts their steps in numpy (in order, each rounded as Python's) until it comes down to it: a long
+#: job on a busy machine lives through hundreds of entries, one by one 50 ns each; a numpy pass costs about 3 µs.
+_ABOVE_FROM = 64
 #: :data:`_BINADES` as arrays, for :func:`_replay_in_numpy`.
 _LOWS, _HIGHS, _LOSSES = (np.array(column) for column in zip(*_BINADES))
 
@@ -285,6 +289,13 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     is replayed in numpy, whose doubles round as Python's."""
     if len(steps) >= _VECTOR_FROM:
         return _replay_in_numpy(remaining, np.frombuffer(steps), np.frombuffer(runs))
+    if remaining > _ABSORBED and len(steps) >= _ABOVE_FROM:  # the steps alone down to _ABSORBED, at once
+        after = np.subtract.accumulate(np.concatenate(((remaining,), np.frombuffer(steps))))
+        below = int((after <= _ABSORBED).argmax())  # the first entry whose step takes it to _ABSORBED or below
+        if not below:
+            return float(after[-1])
+        remaining = _replay_entry(float(after[below - 1]), steps[below - 1], runs[below - 1])
+        steps, runs = steps[below:], runs[below:]
     low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
     precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):

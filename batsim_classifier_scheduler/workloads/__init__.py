@@ -2,7 +2,7 @@
 and a synthetic generator.
 
 Downstream code calls :func:`load_workload` and gets a :class:`Workload`, whatever the file.
-The SWF and sacct readers and their cleaning (which need pandas) are imported only for such a file.
+The SWF reader and its cleaning (numpy) and the sacct reader (pandas) are imported only for such a file.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def convert_swf(path: str | Path, *, nb_res: int | None = None, cleaning: Cleani
 
 
 def __getattr__(name: str):
-    # the SWF side pulls in pandas: import it only when asked for
+    # the SWF side: imported only when asked for
     if name == "CleaningRules":
         from batsim_classifier_scheduler.workloads.cleaning import CleaningRules
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from batsim_classifier_scheduler.errors import WorkloadError
 from batsim_classifier_scheduler.util.values import MAX_MACHINES, MAX_SECONDS
@@ -89,13 +88,12 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
     header gives the start time.
     """
     rules = rules or CleaningRules()
-    df = trace.jobs
     source = str(trace.path)
-    runtime = df["runtime"].to_numpy(dtype=float)
-    submit = df["submit"].to_numpy(dtype=float)
-    reqtime = df["time_req"].to_numpy(dtype=float)
-    alloc = df["procs_alloc"].to_numpy()
-    res = np.where(alloc > 0, alloc, df["procs_req"].to_numpy()).astype(np.int64)
+    runtime = trace.column("runtime").astype(float)
+    submit = trace.column("submit").astype(float)
+    reqtime = trace.column("time_req").astype(float)
+    alloc = trace.column("procs_alloc")
+    res = np.where(alloc > 0, alloc, trace.column("procs_req")).astype(np.int64)
     nb_res, nb_res_from = _machine_size(trace, nb_res, res)
 
     masks = {
@@ -104,9 +102,9 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
         "res>nb_res": res > nb_res,
         "submit<0": submit < 0,
         "runtime>reqtime": (reqtime > 0) & (runtime > reqtime) if rules.over_request == "drop"
-        else np.zeros(len(df), dtype=bool),
+        else np.zeros(len(trace), dtype=bool),
     }
-    keep = np.ones(len(df), dtype=bool)
+    keep = np.ones(len(trace), dtype=bool)
     dropped = {}
     for rule, mask in masks.items():
         dropped[rule] = int((mask & keep).sum())
@@ -119,27 +117,27 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
     walltime, fixed, fallback = _walltimes(runtime, reqtime, rules)
     fixed = {"res_from_requested": int(((alloc[keep] <= 0) & (res > 0)).sum()), **fixed}
 
-    kept = df[keep]
-    jobs = pd.DataFrame({
-        "id": _job_ids(kept["job"]),
+    jobs = {
+        "id": _job_ids(trace.column("job")[keep]),
         "subtime": submit - submit.min(),
         "res": res,
         "walltime": walltime,
         "runtime": runtime,
         "profile": delay_profile_names(runtime),
-    })
+    }
     for column, name in EXTRA_FIELDS.items():
-        jobs[name] = _as_int_if_integral(kept[column].to_numpy())
+        jobs[name] = _as_int_if_integral(trace.column(column)[keep])
     header_fields(f"{source}: header", trace.header)  # the converted workload keeps them
     if trace.unix_start_time is not None:
         jobs["unix_submit_time"] = _as_int_if_integral(trace.unix_start_time + submit)
-    jobs = jobs.sort_values("subtime", kind="stable", ignore_index=True)
-    duplicated = jobs["id"][jobs["id"].duplicated()]
-    if len(duplicated):
-        raise WorkloadError(f"{source}: duplicate job numbers {duplicated.unique()[:5].tolist()}")
+    order = np.argsort(jobs["subtime"], kind="stable")
+    jobs = {name: values[order] for name, values in jobs.items()}
+    duplicated = _duplicates(jobs["id"].tolist())
+    if duplicated:
+        raise WorkloadError(f"{source}: duplicate job numbers {duplicated[:5]}")
 
     report = CleaningReport(
-        source=source, swf_jobs=len(df), kept_jobs=int(keep.sum()), nb_res=nb_res,
+        source=source, swf_jobs=len(trace), kept_jobs=int(keep.sum()), nb_res=nb_res,
         nb_res_from=nb_res_from, first_submit=float(submit.min()),
         skipped_lines=len(trace.skipped_lines), dropped=dropped,
         dropped_overlaps={rule: int(mask.sum()) for rule, mask in masks.items()},
@@ -192,11 +190,26 @@ def _declared_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tupl
     return largest, "largest job (no MaxProcs header)"
 
 
-def _job_ids(numbers: pd.Series) -> np.ndarray:
+def _job_ids(numbers: np.ndarray) -> np.ndarray:
     """Job ids as text: SWF job numbers as integers, names (Slurm's ``123_4``) as they are."""
-    if pd.api.types.is_numeric_dtype(numbers):
+    if numbers.dtype.kind in "iufcb":
         numbers = numbers.astype(np.int64)
-    return numbers.astype(str).to_numpy()
+        if len(numbers):  # (as narrow as the longest: ``astype(str)`` gives every int64 21 characters)
+            return numbers.astype(f"<U{max(len(str(numbers.min())), len(str(numbers.max())))}")
+    return numbers.astype(str)
+
+
+def _duplicates(ids: list[str]) -> list[str]:
+    """The ids given more than once, in the order of their second occurrence."""
+    if len(set(ids)) == len(ids):
+        return []
+    seen: set[str] = set()
+    twice: dict[str, None] = {}
+    for job_id in ids:
+        if job_id in seen:
+            twice[job_id] = None
+        seen.add(job_id)
+    return list(twice)
 
 
 def _as_int_if_integral(values: np.ndarray) -> np.ndarray:

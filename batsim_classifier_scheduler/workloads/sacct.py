@@ -232,7 +232,7 @@ def _swf_trace(path: Path, jobs: pd.DataFrame, options: SacctOptions, offsets: s
     header = {"UnixStartTime": int(base)} if len(known) else {}
     if len(offsets) == 1:
         header["TimeZone"] = _offset_seconds(next(iter(offsets)))
-    return SwfTrace(jobs=table, header=header, path=path)
+    return SwfTrace(table=table, header=header, path=path)
 
 
 def _offset_seconds(offset: str) -> int:

@@ -4,29 +4,32 @@ An SWF file (Parallel Workloads Archive) has one job per line: 18 whitespace-sep
 numbers, -1 meaning "unknown". Header comments start with ``;``, e.g. ``; MaxProcs: 100``.
 Files may be gzip-compressed; compression is detected from the content, not the name.
 
-The happy path is one vectorised ``pandas.read_csv`` call. Only when that finds a bad
-line does a line-by-line pass run, to name the line and field (or to drop the bad lines
-with ``skip_bad_lines=True``).
+The happy path reads the numbers with numpy's ``loadtxt``, a chunk of lines at a time, into one float table
+(pandas, whose import costs more than reading a whole trace, is imported only when the table is asked for as a
+DataFrame). Only when that finds a bad line does a line-by-line pass run, to name the line and field (or to drop
+the bad lines with ``skip_bad_lines=True``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
-import io
 import math
 import re
+import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from batsim_classifier_scheduler.errors import WorkloadError
 from batsim_classifier_scheduler.util.values import MAX_INTEGER, MAX_SECONDS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The 18 SWF fields, in file order.
 COLUMNS = (
@@ -50,19 +53,43 @@ _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
 #: A size with its partitions' sizes, as multi-partition traces give ``MaxProcs``: ``1664 (72, 1368, 224)``.
 _SIZE_WITH_PARTITIONS = re.compile(r"\s*(\d+)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*\)\s*")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_CHUNK_ROWS = 500_000
+_CHUNK_LINES = 100_000
 
-RowFilter = Callable[[pd.DataFrame], "pd.Series | np.ndarray"]
+#: A row filter: given a chunk's columns (name -> numpy array), which rows to keep (a boolean array).
+RowFilter = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 
 
 @dataclass
 class SwfTrace:
-    """An SWF file as read: the job table (columns :data:`COLUMNS`) and the header."""
+    """An SWF file as read: the job table (columns :data:`COLUMNS`) and the header.
 
-    jobs: pd.DataFrame
+    ``table`` is the reader's float array (a row per job, a column per field of :data:`COLUMNS`), or a
+    DataFrame with those columns (as the sacct reader makes it). :meth:`column` reads either without pandas;
+    :attr:`jobs` is the table as a DataFrame (a float array's integral columns as integers).
+    """
+
+    table: np.ndarray | pd.DataFrame | None
     header: dict
     path: Path
     skipped_lines: list[int] = field(default_factory=list)
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """The job table as a DataFrame (built, and pandas imported, at each call on a float array)."""
+        if not isinstance(self.table, np.ndarray):
+            return self.table
+        import pandas as pd
+
+        return pd.DataFrame({name: _integers_if_integral(self.table[:, index]) for index, name in enumerate(COLUMNS)})
+
+    def column(self, name: str) -> np.ndarray:
+        """One field of every job, as a numpy array."""
+        if isinstance(self.table, np.ndarray):
+            return self.table[:, COLUMNS.index(name)]
+        return self.table[name].to_numpy()
+
+    def __len__(self) -> int:
+        return len(self.table)
 
     @property
     def max_procs(self) -> int | None:
@@ -104,8 +131,9 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False,
     path : the ``.swf`` or ``.swf.gz`` file.
     skip_bad_lines : drop malformed job lines (their line numbers are kept in
         ``SwfTrace.skipped_lines``) instead of raising.
-    where : optional row filter, ``where(chunk) -> boolean mask``, applied while reading
-        so that a subset of a huge trace never holds the whole table in memory.
+    where : optional row filter, ``where(chunk) -> boolean mask``, applied while reading (``chunk``: each
+        field's column of some lines, name -> numpy array) so that a subset of a huge trace never holds the
+        whole table in memory.
 
     Raises
     ------
@@ -115,10 +143,10 @@ def read_swf(path: str | Path, *, skip_bad_lines: bool = False,
     path = Path(path)
     header = read_header(path)
     try:
-        jobs, skipped = _read_fast(path, where), []
+        table, skipped = _read_fast(path, where), []
     except _Malformed:
-        jobs, skipped = _read_checked(path, where, skip_bad_lines)
-    return SwfTrace(jobs=jobs, header=header, path=path, skipped_lines=skipped)
+        table, skipped = _read_checked(path, where, skip_bad_lines)
+    return SwfTrace(table=table, header=header, path=path, skipped_lines=skipped)
 
 
 def read_header(path: str | Path) -> dict:
@@ -163,6 +191,8 @@ def write_swf(path: str | Path, jobs: pd.DataFrame, header: dict | None = None) 
 
     The file is gzip-compressed when its name ends with ``.gz``.
     """
+    import pandas as pd
+
     path = Path(path)
     table = pd.DataFrame({c: jobs.get(c, -1) for c in COLUMNS}, index=jobs.index)
     lines = [_header_line(k, v) for k, values in (header or {}).items()
@@ -216,35 +246,50 @@ def _leading_comments(text: IO[str]) -> list[str]:
     return lines
 
 
-def _read_fast(path: Path, where: RowFilter | None) -> pd.DataFrame:
-    chunks = []
+def _read_fast(path: Path, where: RowFilter | None) -> np.ndarray:
     with _reading(path) as text:
-        try:
-            reader = pd.read_csv(text, sep=r"\s+", comment=";", header=None, names=COLUMNS,
-                                 chunksize=_CHUNK_ROWS, engine="c")
-            for chunk in reader:
-                if not _valid(chunk):
-                    raise _Malformed
-                chunks.append(chunk[where(chunk)] if where is not None else chunk)
-        except (pd.errors.ParserError, ValueError) as exc:
-            raise _Malformed from exc
-    if not chunks:
+        lines = text.read().splitlines()  # (at once: line by line, a gzip file is read through Python calls)
+    chunks, jobs = [], 0
+    for begin in range(0, len(lines), _CHUNK_LINES):
+        table = _numbers(lines[begin:begin + _CHUNK_LINES])
+        jobs += len(table)
+        chunks.append(_chunk_kept(table, where))
+    if not jobs:
         raise WorkloadError(f"{path}: no job lines")
-    return pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0].reset_index(drop=True)
+    return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
 
 
-def _valid(chunk: pd.DataFrame) -> bool:
-    """All fields numeric, none missing, and no negative count other than -1."""
-    if any(dtype.kind not in "iuf" for dtype in chunk.dtypes):
+def _numbers(lines: list[str]) -> np.ndarray:
+    """The job lines among ``lines`` as a float table; raises :class:`_Malformed` at a line that is not
+    :data:`COLUMNS`' numbers in their range."""
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "loadtxt: input contained no data", UserWarning)  # comments only
+            table = np.loadtxt(lines, dtype=float, comments=";", ndmin=2)
+    except ValueError as exc:
+        raise _Malformed from exc
+    if not table.size:
+        return np.empty((0, len(COLUMNS)))
+    if table.shape[1] != len(COLUMNS) or not _valid(table):
+        raise _Malformed
+    return table
+
+
+def _chunk_kept(table: np.ndarray, where: RowFilter | None) -> np.ndarray:
+    if where is None:
+        return table
+    return table[np.asarray(where({name: table[:, index] for index, name in enumerate(COLUMNS)}), dtype=bool)]
+
+
+def _valid(table: np.ndarray) -> bool:
+    """Every field within its range (NaN and infinities refused), and no negative count other than -1."""
+    if not (np.abs(table) <= LIMITS).all():
         return False
-    values = chunk.to_numpy(dtype=float)
-    if not (np.abs(values) <= LIMITS).all():  # NaN and infinities too
-        return False
-    return not (chunk[list(NON_NEGATIVE)] < -1).to_numpy().any()
+    return not (table[:, [COLUMNS.index(name) for name in NON_NEGATIVE]] < -1).any()
 
 
 def _read_checked(path: Path, where: RowFilter | None,
-                  skip_bad_lines: bool) -> tuple[pd.DataFrame, list[int]]:
+                  skip_bad_lines: bool) -> tuple[np.ndarray, list[int]]:
     """Line-by-line pass: name the first bad line, or drop every bad line."""
     good: list[str] = []
     skipped: list[int] = []
@@ -263,10 +308,14 @@ def _read_checked(path: Path, where: RowFilter | None,
     if not good:
         raise WorkloadError(f"{path}: no valid job lines ({len(skipped)} malformed)" if skipped
                             else f"{path}: no job lines")
-    jobs = pd.read_csv(io.StringIO("\n".join(good)), sep=" ", header=None, names=COLUMNS)
-    if where is not None:
-        jobs = jobs[where(jobs)].reset_index(drop=True)
-    return jobs, skipped
+    return _chunk_kept(np.loadtxt(good, dtype=float, ndmin=2), where), skipped
+
+
+def _integers_if_integral(values: np.ndarray) -> np.ndarray:
+    """A float column as integers when every value is a whole number (as a CSV reader types such a column)."""
+    if (values == np.round(values)).all():
+        return values.astype(np.int64)
+    return values
 
 
 def _line_problem(fields: list[str]) -> str | None:
