@@ -47,6 +47,7 @@ class Overdue:
         #: The longest wait of any job started so far on its first attempt (seconds).
         self.longest = 0.0
         self._watched: list[tuple[float, str]] = []  # (submission, job id), oldest first
+        self._watching: set[str] = set()  # the ids in _watched
         #: one_at_a_time: per lane, the jobs due and not promoted yet (submission, job id), and the job promoted last
         self._due: dict[Hashable, list[tuple[float, str]]] = {}
         self._current: dict[Hashable, str] = {}
@@ -57,8 +58,11 @@ class Overdue:
             self.longest = wait
 
     def watch(self, job_id: str, submission: float) -> None:
-        """A waiting job becomes overdue once ``longest`` seconds have passed since ``submission``."""
-        heapq.heappush(self._watched, (submission, job_id))
+        """A waiting job becomes overdue once ``longest`` seconds have passed since ``submission`` (a job already
+        watched stays watched once)."""
+        if job_id not in self._watching:
+            self._watching.add(job_id)
+            heapq.heappush(self._watched, (submission, job_id))
 
     def due(self, now: float, waiting: Callable[[str], bool],
             planned_start: Callable[[str], float] | None = None) -> list[str]:
@@ -69,6 +73,7 @@ class Overdue:
         watched = self._watched
         while watched and now - watched[0][0] >= self.longest:
             _, job_id = heapq.heappop(watched)
+            self._watching.discard(job_id)
             if waiting(job_id):
                 overdue.append(job_id)
         if planned_start is not None and watched:
@@ -82,6 +87,7 @@ class Overdue:
                     keep.append((submission, job_id))
             heapq.heapify(keep)
             self._watched = keep
+            self._watching = {job_id for _, job_id in keep}
         return overdue
 
     def one_at_a_time(self, due: list[str], submission: Callable[[str], float], waiting: Callable[[str], bool],

@@ -229,12 +229,11 @@ class DecisionCore:
                                bool(event.config.get("profile-reuse-enabled", False)))
         if parts.promotion.after:
             self.promotion = Promotion(parts.promotion, book, self.algorithm, self._estimate)
-        if parts.limits.active and self.kills is not None:
-            self.limits = Limits(parts.limits, book, self.algorithm, self.classes, self._estimate,
-                                 self.knowledge.estimate, self.promotion)
-            self.kills.admission = self.limits.admission
         if parts.promotion.overdue != "none":
             self.overdue = OverduePromotion(parts.promotion.overdue, book, self.algorithm, self._estimate, self.alarms)
+        if parts.limits.active and self.kills is not None:
+            self.limits = Limits(parts.limits, book, self.algorithm, self.classes, self._estimate, self._entered_q)
+            self.kills.admission = self.limits.admission
         if parts.predictions is not None:
             self.prediction_watch = PredictionWatch(parts.predictions, book, self.algorithm, self._estimate, self.alarms,
                                                      parts.labels.get("predictions", {}))
@@ -324,10 +323,14 @@ class DecisionCore:
         """``job`` waits in queue ``rank``; in Q, the promotions watch it."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
         if rank == JobClass.LARGE.rank:
-            if self.promotion is not None:
-                self.promotion.enqueued(job, self.knowledge.estimate(job))
-            if self.overdue is not None:
-                self.overdue.enqueued(job)
+            self._entered_q(job)
+
+    def _entered_q(self, job: Job) -> None:
+        """``job`` entered Q (submitted or resubmitted large, or a trial withdrawn): the promotions watch it."""
+        if self.promotion is not None:
+            self.promotion.enqueued(job, self.knowledge.estimate(job))
+        if self.overdue is not None:
+            self.overdue.enqueued(job)
 
     def _estimate(self, job: Job) -> float:
         """The runtime the algorithm plans a job with: the knowledge's estimate, bounded by its trial for a job the

@@ -19,7 +19,6 @@ from batsim_classifier_scheduler.core.decision.admission import Admission
 from batsim_classifier_scheduler.core.decision.book import QUEUED, JobBook
 from batsim_classifier_scheduler.core.decision.classes import CLASS_METADATA, Classes
 from batsim_classifier_scheduler.core.decision.parts import LimitRules
-from batsim_classifier_scheduler.core.decision.promotion import Promotion
 from batsim_classifier_scheduler.core.messages import Decision, SetMetadata
 from batsim_classifier_scheduler.core.job import Job, JobClass
 
@@ -28,12 +27,12 @@ class Limits:
     """The admission of trials within the limits, for one simulation."""
 
     def __init__(self, rules: LimitRules, book: JobBook, algorithm: Algorithm, classes: Classes,
-                 planned: Callable[[Job], float], request: Callable[[Job], float],
-                 promotion: Promotion | None) -> None:
+                 planned: Callable[[Job], float], entered_q: Callable[[Job], None]) -> None:
         self.rules = rules
         self.admission = Admission(rules.kills, rules.waste)
         self.book, self.algorithm, self.classes = book, algorithm, classes
-        self.planned, self.request, self.promotion = planned, request, promotion
+        #: Tells the promotions that a job entered Q (they watch its wait from then).
+        self.planned, self.entered_q = planned, entered_q
 
     def submitted(self) -> None:
         """A first attempt was submitted (accepted): the limits grow with it."""
@@ -75,8 +74,7 @@ class Limits:
         job = self.book.jobs[job_id]
         self.classes.unwatch(job_id)
         self.algorithm.requeue(job, self.planned(job), JobClass.LARGE.rank, now)
-        if self.promotion is not None:
-            self.promotion.enqueued(job, self.request(job))
+        self.entered_q(job)
         decisions.append(SetMetadata(job_id, CLASS_METADATA[JobClass.LARGE]))
 
     def _waiting_large(self, job_id: str) -> bool:
