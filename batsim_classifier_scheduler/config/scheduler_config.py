@@ -158,14 +158,14 @@ class SchedulerConfig:
         details="a watched job (classified small or uncertain) gets a trial only if the jobs killed plus the open "
                 "trials stay at most F x the jobs submitted, were it killed too; a job given none is large (Q, never "
                 "killed). No kill is refused: a run kills at most F of its jobs, at every moment, on any workload "
-                "(classification-limited: 0.10); it needs --kill-on blocking, demand or patient")
+                "(classification-guaranteed: 0.10); it needs --kill-on blocking, demand or patient")
     waste_limit: float | None = option(
         None, "the site's limit on the work wasted, a share of the useful work done (default: none)",
         optional(probability_or_one), metavar="F", parse=number_text, group="trials",
         details="a watched job gets a trial only if the work the killed attempts wasted plus what every open trial "
                 "may waste (processors x its length; past its trial, x the time run, else it is released: never "
                 "killed) stay at most F x the work of the jobs completed so far. No kill is refused: a run wastes at "
-                "most F of its useful work, at every moment, on any workload (classification-limited: 0.01)")
+                "most F of its useful work, at every moment, on any workload (classification-guaranteed: 0.01)")
     limit_order: str = option(
         "arrival", "whom the limits' scarce trials go to: arrival, p-small or value",
         choice(lambda: LIMIT_ORDERS), metavar="NAME", group="trials",
