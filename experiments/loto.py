@@ -85,13 +85,14 @@ RULES: dict[str, list[str]] = {
     "limited-value": [*LIMITED, "--readmit", "none"],
     "limited-value-readmit": LIMITED,
     "limited-overdue-one": [*LIMITED, *ARRIVAL, "--promote-overdue", "killed-one"],
+    # classification-guaranteed, and each of ordered's four constants moved (leave-one-trace-out over them, seed 0)
     "guaranteed": GUARANTEED,
-    "qu-promote0": [*GUARANTEED, "--promote-after", "0", "--promote-scope", "job"],
-    "qu-slack0": [*GUARANTEED, "--head-slack", "0"],
-    "qu-trial150": [*GUARANTEED, "--probe-limit", "150"],
-    "qu-trial600": [*GUARANTEED, "--probe-limit", "600"],
-    "qu-band01": [*GUARANTEED, "--probe-threshold", "0.01"],
-    "qu-band05": [*GUARANTEED, "--probe-threshold", "0.05"],
+    "guaranteed-promote-never": [*GUARANTEED, "--promote-after", "0", "--promote-scope", "job"],
+    "guaranteed-slack-0": [*GUARANTEED, "--head-slack", "0"],
+    "guaranteed-trial-150": [*GUARANTEED, "--probe-limit", "150"],
+    "guaranteed-trial-600": [*GUARANTEED, "--probe-limit", "600"],
+    "guaranteed-band-0.01": [*GUARANTEED, "--probe-threshold", "0.01"],
+    "guaranteed-band-0.05": [*GUARANTEED, "--probe-threshold", "0.05"],
 }
 
 
