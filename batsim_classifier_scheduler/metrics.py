@@ -149,12 +149,15 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     row = np.arange(n)
 
     # Sort attempts by original job, then in the order they ran; the last of each group is the final one.
-    codes: dict[str, int] = {}
-    codes = np.array([codes.setdefault(root, len(codes)) for root in roots])  # in order of first appearance
-    order = np.lexsort((row, start + runtime, attempt, submission, codes))
-    codes = codes[order]
-    first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    last = np.r_[first[1:], n] - 1
+    if not lineage and len(set(roots)) == n:  # the common case: each row a job of its own, already in that order
+        order = first = last = row
+    else:
+        codes: dict[str, int] = {}
+        codes = np.array([codes.setdefault(root, len(codes)) for root in roots])  # in order of first appearance
+        order = np.lexsort((row, start + runtime, attempt, submission, codes))
+        codes = codes[order]
+        first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        last = np.r_[first[1:], n] - 1
     head, tail = order[first], order[last]
     folded = {
         "job_id": root_name[head], "workload_name": root_workload[head],

@@ -56,13 +56,13 @@ def test_every_package_has_an_init():
 @pytest.mark.parametrize("front_end", ["sim/results.py", "sim/simulate.py", "cli/simulate.py", "cli/batsim.py",
                                        "experiments/sweep.py", "experiments/worker.py", "batsim/server.py",
                                        "batsim/pybatsimAdapter.py"])
-def test_front_ends_use_the_decision_core_through_decide_and_outcome_only(front_end):
+def test_front_ends_use_the_decision_core_through_decide_outcome_and_close_only(front_end):
     tree = ast.parse((REPO / "batsim_classifier_scheduler" / front_end).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
             owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
             if owner == "core":
-                assert node.attr in ("decide", "outcome"), f"core.{node.attr}"
+                assert node.attr in ("decide", "outcome", "close"), f"core.{node.attr}"
 
 
 def test_the_decision_core_builds_nothing_and_every_front_end_builds_it_through_the_composition_root():

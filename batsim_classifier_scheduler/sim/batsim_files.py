@@ -17,6 +17,7 @@ A jobs table (:mod:`batsim_classifier_scheduler.jobs_columns`: its columns, and 
 from __future__ import annotations
 
 import math
+from itertools import compress
 from operator import mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,7 +204,10 @@ def schedule_summary(jobs: JobsTable, nb_machines: int, scheduling_time: float =
         values = values[~np.isnan(values)]
         return max(0.0, float(values.max())) if len(values) else 0.0
 
-    intervals = [_interval_string(v) for v, d in zip(column(jobs, "allocated_resources"), done.tolist()) if d]
+    allocated = column(jobs, "allocated_resources")
+    if not all_text(allocated):
+        allocated = list(map(_interval_string, allocated))
+    intervals = list(compress(allocated, done.tolist()))
     # allocations repeat; as intervals, not masks (kilobytes each on a large machine)
     runs_of = {text: _allocation_runs(text) for text in set(intervals)}
     allocations = [runs_of[text] for text in intervals]

@@ -300,13 +300,18 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
     precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
     for step, count in zip(steps, runs):
         remaining -= step
-        if remaining < precision:
+        if low <= remaining < high and count:  # the common case: still in the binade of the last entry (whose low
+            after = remaining - count * loss  # end is above PRECISION, its high end at most 2 * _ABSORBED, reached
+            if after + loss - message_time >= low:  # only from _ABSORBED down), and a run
+                remaining = after  # no step left the binade: each lost ``loss``
+            else:
+                remaining = after_messages(remaining, int(count))
+        elif remaining < precision:
             remaining = 0.0
         elif count and remaining <= absorbed:
-            if not low <= remaining < high:
-                low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+            low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
-            if after + loss - message_time >= low:  # no step left the binade: each lost ``loss``
+            if after + loss - message_time >= low:
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))

@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     import pandas as pd  # annotations only: serve for EASY does not import pandas
 
 log = logging.getLogger(__name__)
+#: Q's class and rank, read at every submission (an enum's member read through its class costs ten times a global's).
+_LARGE = JobClass.LARGE
+_LARGE_RANK = JobClass.LARGE.rank
 
 
 @dataclass(frozen=True)
@@ -257,14 +260,14 @@ class DecisionCore:
             return None
         if self.limits is not None:
             self.limits.submitted()
-        job_class = JobClass.LARGE
+        job_class = _LARGE
         if self.classes is not None:
             job_class = self.classes.classify(job, now)
-            if job_class is not JobClass.LARGE:
+            if job_class is not _LARGE:
                 trial = self.classes.trial_length(job_class, now)
                 if self.limits is not None:
                     job_class = self.limits.admitted(job, job_class, trial, now, decisions)
-                if job_class is not JobClass.LARGE:
+                if job_class is not _LARGE:
                     self.classes.watch(job.id, trial)
             decisions.append(SetMetadata(job.id, CLASS_METADATA[job_class]))
         book.states[job.id] = QUEUED
@@ -316,13 +319,13 @@ class DecisionCore:
         book.states[retry.id] = QUEUED
         if self.prediction_watch is not None:
             self.prediction_watch.submitted(retry, now)
-        self._enqueue(retry, JobClass.LARGE.rank, now)
+        self._enqueue(retry, _LARGE_RANK, now)
         return retry
 
     def _enqueue(self, job: Job, rank: int, now: float) -> None:
         """``job`` waits in queue ``rank``; in Q, the promotions watch it."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
-        if rank == JobClass.LARGE.rank:
+        if rank == _LARGE_RANK:
             self._entered_q(job)
 
     def _entered_q(self, job: Job) -> None:
@@ -343,6 +346,13 @@ class DecisionCore:
     def _bound(self, job: Job) -> float | None:
         """A running job's runtime bound: its trial for a job the safeguard watches (it acts then)."""
         return self.classes.trial.get(job.id)
+
+    def close(self) -> None:
+        """The simulation is over and its outcome taken: the core lets go of its algorithm and the parts beside it,
+        which hold it in return (its bound methods), so that reference counting frees them and the jobs they keep
+        without the cyclic collector (which would walk them all)."""
+        self.algorithm = self.classes = self.kills = self.limits = None
+        self.promotion = self.overdue = self.prediction_watch = None
 
     # --- queries and accounting ----------------------------------------------------
 
