@@ -101,8 +101,9 @@ def assert_wait_bounded(table, core, longest_request):
 
 
 def assert_lanes_bounded(table, core, longest_request):
-    """``--promote-overdue queue-user`` (classification-guaranteed): each job of Q becomes due once its total wait reaches
-    the bound (the longest wait of a first attempt started unpromoted, or its wait up to its kill); a due job waits
+    """``--promote-overdue queue-user`` (classification-guaranteed): each job of Q (every job it ends as large: a retry,
+    a job refused a trial or withdrawn from one) waits past the bound (the longest wait of a first attempt started
+    unpromoted, or its wait up to its kill) only once due, and becomes due when its wait reaches it; a due job waits
     only while its user's lane is held, each lane holding one promoted job at a time, from its promotion to its end;
     a promoted job starts within EASY's bound (the longest request) for itself and each promoted job started before
     it. So a user's k-th due job waits at most the bound plus the k - 1 before it, start to end, plus EASY's bound."""
@@ -114,11 +115,18 @@ def assert_lanes_bounded(table, core, longest_request):
     for held in lanes.values():  # one promoted job at a time per user, until it ends
         held.sort()
         assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+    def killed_wait(job_id):
+        original = core.book.origin.get(job_id)
+        return at[original]["finish_time"] - core.jobs[job_id].subtime if original else 0.0
+
+    for job_id, row in at.items():
+        wait = row["starting_time"] - core.jobs[job_id].subtime
+        if "class=large" in row["metadata"] and wait > max(longest, killed_wait(job_id)) + 1e-6:
+            assert job_id in overdue.due_since, job_id  # a job of Q past the bound was watched
     for job_id, due in overdue.due_since.items():
         job, row = core.jobs[job_id], at[job_id]
-        original = core.book.origin.get(job_id)
-        killed_wait = at[original]["finish_time"] - job.subtime if original else 0.0
-        assert due - job.subtime <= max(longest, killed_wait) + 1e-6
+        # due when its wait reached the bound, or when it entered Q (a retry, a trial withdrawn) already past it
+        assert due <= max(job.subtime + max(longest, killed_wait(job_id)), overdue.entered[job_id]) + 1e-6
         promoted = overdue.promoted.get(job_id, row["starting_time"])
         # from due to its promotion (or its start), its user's lane was held without a gap
         reached = due
@@ -246,14 +254,31 @@ def test_no_killed_job_waits_past_the_longest_wait_of_a_job_never_killed_plus_ea
     assert_wait_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
 
 
-@settings(max_examples=60, deadline=None)
-@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]), st.sampled_from([0.25, 0.5]),
-       st.lists(st.integers(0, 2), min_size=14, max_size=14))
-def test_a_due_job_waits_only_while_its_users_lane_is_held(workload, policy, divider, kills, users):
+@settings(max_examples=80, deadline=None)
+@given(workloads(), st.sampled_from(["fcfs", "spf"]), st.sampled_from([30.0, 100.0]), st.sampled_from([0.1, 0.25, 0.5]),
+       st.sampled_from([None, 0.05]), st.lists(st.integers(0, 2), min_size=14, max_size=14),
+       st.randoms(use_true_random=False))
+def test_a_due_job_waits_only_while_its_users_lane_is_held(workload, policy, divider, kills, waste, users, rng):
     jobs, small, uncertain = workload
     table, core, _ = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, policy=policy, kill_limit=kills,
+                         waste_limit=waste, limit_order="value", readmit="waiting", likely=[rng.random() for _ in jobs],
                          promote_overdue="queue-user", users=users[:len(jobs)])
     assert_lanes_bounded(table, core, max(walltime for _, _, walltime, _ in jobs))
+
+
+def test_a_trial_withdrawn_into_q_is_watched_by_the_waits_bound():
+    # job 0 holds the machine until 1,000; uncertain job 1 (P(small) 0.1) is granted the one trial the limit allows,
+    # then withdrawn for job 2 (0.9) before it started: it waits in Q, where a stream of small jobs would hold it
+    # until the stream ends, but once its wait reaches the bound it moves ahead
+    jobs = [(0, 4, 1_000, 1_000), (1, 2, 5_000, 3_000), (2, 2, 50, 40)]
+    jobs += [(1_000 + 50 * i, 1, 300, 200) for i in range(400)]
+    stream = {f"w0!{i}" for i in range(3, len(jobs))}
+    likely = [0.0, 0.1, 0.9] + [1.0] * (len(jobs) - 3)
+    table, core, _ = run(jobs, 4, small=stream, uncertain={"w0!1", "w0!2"}, divider=100.0, kill_limit=0.5,
+                         limit_order="value", readmit="none", likely=likely, promote_overdue="queue-user")
+    assert table.loc["1", "metadata"] == "class=large" and core.limits.admission.refused >= 1
+    assert "w0!1" in core.overdue.promoted and table.loc["1", "starting_time"] < 1_000 + 50 * 400
+    assert_lanes_bounded(table, core, 5_000)
 
 
 def test_the_limits_need_kills_decided_by_the_core():

@@ -326,14 +326,14 @@ class DecisionCore:
         """``job`` waits in queue ``rank``; in Q, the promotions watch it."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
         if rank == _LARGE_RANK:
-            self._entered_q(job)
+            self._entered_q(job, now)
 
-    def _entered_q(self, job: Job) -> None:
-        """``job`` entered Q (submitted or resubmitted large, or a trial withdrawn): the promotions watch it."""
+    def _entered_q(self, job: Job, now: float) -> None:
+        """``job`` entered Q now (submitted or resubmitted large, or a trial withdrawn): the promotions watch it."""
         if self.promotion is not None:
             self.promotion.enqueued(job, self.knowledge.estimate(job))
         if self.overdue is not None:
-            self.overdue.enqueued(job)
+            self.overdue.enqueued(job, now)
 
     def _estimate(self, job: Job) -> float:
         """The runtime the algorithm plans a job with: the knowledge's estimate, bounded by its trial for a job the

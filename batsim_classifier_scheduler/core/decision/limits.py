@@ -27,7 +27,7 @@ class Limits:
     """The admission of trials within the limits, for one simulation."""
 
     def __init__(self, rules: LimitRules, book: JobBook, algorithm: Algorithm, classes: Classes,
-                 planned: Callable[[Job], float], entered_q: Callable[[Job], None]) -> None:
+                 planned: Callable[[Job], float], entered_q: Callable[[Job, float], None]) -> None:
         self.rules = rules
         self.admission = Admission(rules.kills, rules.waste)
         self.book, self.algorithm, self.classes = book, algorithm, classes
@@ -74,7 +74,7 @@ class Limits:
         job = self.book.jobs[job_id]
         self.classes.unwatch(job_id)
         self.algorithm.requeue(job, self.planned(job), JobClass.LARGE.rank, now)
-        self.entered_q(job)
+        self.entered_q(job, now)
         decisions.append(SetMetadata(job_id, CLASS_METADATA[JobClass.LARGE]))
 
     def _waiting_large(self, job_id: str) -> bool:

@@ -65,10 +65,12 @@ class OverduePromotion:
         self.overdue = Overdue()
         self.promoted: dict[str, float] = {}  # job id -> when it moved ahead of every queue
         self.due_since: dict[str, float] = {}  # job id -> when its wait reached the bound
+        self.entered: dict[str, float] = {}  # job id -> when it entered Q last (watched from then)
 
-    def enqueued(self, job: Job) -> None:
-        """A job entered Q: watched if it is in scope (every job, or the safeguard's retries)."""
+    def enqueued(self, job: Job, now: float) -> None:
+        """A job entered Q now: watched if it is in scope (every job, or the safeguard's retries)."""
         if self.scope.startswith("queue") or self.scope.startswith("killed") and job.id in self.book.origin:
+            self.entered[job.id] = now
             self.overdue.watch(job.id, job.subtime)
 
     def started(self, job: Job, now: float) -> None:
