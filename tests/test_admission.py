@@ -103,7 +103,7 @@ def assert_wait_bounded(table, core, longest_request):
 def assert_lanes_bounded(table, core, longest_request):
     """``--promote-overdue queue-user`` (classification-guaranteed): each job of Q (every job it ends as large: a retry,
     a job refused a trial or withdrawn from one) waits past the bound (the longest wait of a first attempt started
-    unpromoted, or its wait up to its kill) only once due, and becomes due when its wait reaches it; a due job waits
+    unpromoted, or its wait when it entered Q) only once due, and becomes due when its wait reaches it; a due job waits
     only while its user's lane is held, each lane holding one promoted job at a time, from its promotion to its end;
     a promoted job starts within EASY's bound (the longest request) for itself and each promoted job started before
     it. So a user's k-th due job waits at most the bound plus the k - 1 before it, start to end, plus EASY's bound."""

@@ -19,7 +19,7 @@ Every job of Q, one lane per user (``queue-user``, classification-guaranteed): e
 attempts and retries alike, becomes overdue once its wait reaches ``longest``, here counted over the first attempts
 started *unpromoted* (so that promotions never raise the bound they are held to); each user's overdue jobs move one
 at a time, the next once the one moved before it has *ended*, so that a burst of one user's jobs takes one lane of
-the machine, not all of it. A user's k-th overdue job waits at most ``longest`` (or its wait up to its kill), plus
+the machine, not all of it. A user's k-th overdue job waits at most ``longest`` (or its wait when it entered Q), plus
 the k - 1 moved before it, each from its promotion to its end, plus EASY's bound for itself and each overdue job
 started before it from its promotion. ``tests/test_admission.py`` checks it in-process.
 """
