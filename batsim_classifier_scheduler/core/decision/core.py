@@ -325,7 +325,7 @@ class DecisionCore:
     def _enqueue(self, job: Job, rank: int, now: float) -> None:
         """``job`` waits in queue ``rank``; in Q, the promotions watch it."""
         self.algorithm.enqueue(job, self._estimate(job), rank, now)
-        if rank == _LARGE_RANK:
+        if rank == _LARGE_RANK and (self.promotion is not None or self.overdue is not None):
             self._entered_q(job, now)
 
     def _entered_q(self, job: Job, now: float) -> None:

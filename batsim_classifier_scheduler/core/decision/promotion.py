@@ -61,6 +61,9 @@ class OverduePromotion:
 
     def __init__(self, scope: str, book: JobBook, algorithm: Algorithm, planned: Planned, alarms: Alarms) -> None:
         self.scope = scope
+        #: Whether every job of Q is watched (queue, queue-user), not only the safeguard's retries; whether each user's
+        #: moved jobs take one lane (queue-user), whose bound counts only the first attempts started unpromoted.
+        self.every_job, self.lanes = scope.startswith("queue"), scope == "queue-user"
         self.book, self.algorithm, self.planned, self.alarms = book, algorithm, planned, alarms
         self.overdue = Overdue()
         self.promoted: dict[str, float] = {}  # job id -> when it moved ahead of every queue
@@ -69,13 +72,13 @@ class OverduePromotion:
 
     def enqueued(self, job: Job, now: float) -> None:
         """A job entered Q now: watched if it is in scope (every job, or the safeguard's retries)."""
-        if self.scope.startswith("queue") or self.scope.startswith("killed") and job.id in self.book.origin:
+        if self.every_job or job.id in self.book.origin:
             self.entered[job.id] = now
             self.overdue.watch(job.id, job.subtime)
 
     def started(self, job: Job, now: float) -> None:
         """A job started: on its first attempt, its wait counts towards the bound (queue-user: unless promoted)."""
-        if job.id not in self.book.origin and not (self.scope == "queue-user" and job.id in self.promoted):
+        if job.id not in self.book.origin and not (self.lanes and job.id in self.promoted):
             self.overdue.started(now - job.subtime)
 
     def promote(self, now: float) -> bool:
@@ -93,7 +96,7 @@ class OverduePromotion:
             self.due_since[job_id] = now
         if self.scope == "killed-one":
             overdue = self.overdue.one_at_a_time(overdue, self._submission, waiting)
-        elif self.scope == "queue-user":
+        elif self.lanes:
             overdue = self.overdue.one_at_a_time(overdue, self._submission, waiting, self._holds, self._user)
         for job_id in overdue:
             job = self.book.jobs[job_id]
