@@ -196,3 +196,24 @@ def test_small_counts_are_a_cumulative_sum_per_category_and_relabel_recounts():
     log.relabel(20.0)
     again = CompletionLog.from_arrays(log.to_arrays(), 3, 20.0)
     assert again.nsmall == nsmall and again.history([1, 2, 3]) == log.history([1, 2, 3])
+
+
+def test_small_counts_summed_from_where_the_jobs_saw_their_history():
+    """Sums from ``first`` (the log's length when the oldest job saw its history) count the anchors older than it
+    too: no completion of their category came between them and ``first``."""
+    rng = np.random.default_rng(5)
+    log = CompletionLog(1)
+    log.relabel(20.0)
+    runtimes, codes = rng.integers(1, 40, 400).astype(float), rng.integers(0, 30, 400)
+    for i in range(400):
+        log.append(runtimes[i], [int(codes[i])])
+    small = runtimes < 20.0
+    expected = pd.Series(small.astype(int)).groupby(codes).cumsum().to_numpy()
+    seen_at = np.sort(rng.integers(250, 401, 80))  # each job saw the first seen_at completions
+    wanted = rng.integers(0, 30, 80)
+    anchors = np.array([max([e for e in range(length) if codes[e] == code], default=-1)
+                        for length, code in zip(seen_at, wanted)])
+    assert (anchors[anchors >= 0] < seen_at[0]).any()  # some anchors are older than the sums' start
+    counts = log.small_counts(0, small, anchors, first=int(seen_at[0]))
+    np.testing.assert_array_equal(counts, np.where(anchors >= 0, expected[anchors], 0))
+    np.testing.assert_array_equal(counts, log.small_counts(0, small, anchors))

@@ -74,6 +74,7 @@ from batsim_classifier_scheduler.knowledge.learner import (
     Model,
     default_forest,
     describe,
+    feature_importances,
     fitted_model,
     fresh_clone,
     is_forest,
@@ -229,9 +230,12 @@ class JobClassifier:
         self._same_week_until = -math.inf  # see _advance
         self._current_week = 0
         self._current_divider = self.divider if isinstance(self.divider, float) else math.nan
+        #: (run, week) -> the log's length when the week began (for the training matrix's sums)
+        self._week_starts: dict[tuple[int, int], int] = {}
         if self._log is not None:
             self._log.relabel(self._current_divider)
             self._take_snapshot()
+            self._week_starts[(self._run, 0)] = 0
         self._model: Model | None = None
         self._fit_key: tuple | None = None
         self._importances: list[tuple[int, list[float]]] = []
@@ -277,6 +281,8 @@ class JobClassifier:
     def _retrain(self, week: int) -> None:
         """Start ``week``: new divider, relabelled history, snapshot, refitted model."""
         self._current_week = week
+        if self._log is not None:
+            self._week_starts[(self._run, week)] = len(self._log)
         jobs = self._jobs
         runtime = jobs.column("runtime")
         # classified and completed, by submission
@@ -332,8 +338,16 @@ class JobClassifier:
         n_static = self._encoder.n_static
         X = np.empty((len(rows), len(self.feature_names)), dtype=np.float32)
         X[:, :n_static] = self._jobs.matrix("features", rows)[:, :n_static]
-        X[:, n_static:] = self._log.features(self._jobs.matrix("anchors", rows))
+        X[:, n_static:] = self._log.features(self._jobs.matrix("anchors", rows), self._seen_from(rows))
         return X
+
+    def _seen_from(self, rows: np.ndarray) -> int | None:
+        """The log's length when the week of the oldest of ``rows`` began (None if unknown, for a week of a
+        run before a :meth:`load`): each of them saw the history of that many completions or more."""
+        if not len(rows):
+            return None
+        oldest = int(rows.min())  # classified first: rows are added in order
+        return self._week_starts.get((self._jobs.run[oldest], self._jobs.week[oldest]))
 
     def _fit(self, train: np.ndarray, labels: np.ndarray) -> None:
         if labels.all() or not labels.any():
@@ -343,9 +357,8 @@ class JobClassifier:
         estimator = fresh_clone(self.estimator, self.seed, len(train))
         estimator.fit(self.training_matrix(train), labels)
         self._model = fitted_model(estimator, positive=True)
-        importances = getattr(estimator, "feature_importances_", None)
-        self._importances_current = ([math.nan] * len(self.feature_names) if importances is None
-                                     else importances.tolist())
+        importances = feature_importances(estimator)
+        self._importances_current = [math.nan] * len(self.feature_names) if importances is None else importances
 
     # --- the online interface ---------------------------------------------------------
 
@@ -455,6 +468,7 @@ class JobClassifier:
         self._current_week = 0
         if self._log is not None:
             self._take_snapshot()
+            self._week_starts[(self._run, 0)] = len(self._log)
         self._weeks = [self._week_record(0, 0, 0, False)]
         self._importances = ([(0, self._importances_current)]
                              if self._model is not None and self._importances_current is not None else [])

@@ -297,26 +297,29 @@ class CompletionLog:
             codes = np.array(self.codes[c])
             self.nsmall[c] = np.bincount(codes[small], minlength=len(self.last[c])).tolist()
 
-    def small_counts(self, c: int, small: np.ndarray, entries: np.ndarray) -> np.ndarray:
+    def small_counts(self, c: int, small: np.ndarray, entries: np.ndarray, first: int | None = None) -> np.ndarray:
         """For each of ``entries`` (log entries; -1: none, counted 0), the small completions of its category
         ``c`` up to and including it. ``small`` is each entry's class under the log's divider.
 
-        A cumulative sum grouped by category over the entries from the oldest of ``entries`` on only (the
-        completions before it are the live small count, :attr:`nsmall`, less those after): the entries laid
-        out category after category (a category's block starts after the blocks of the lower codes; an
-        entry's place in it is its rank less the category's completions before the window), summed
-        cumulatively, minus the sum before its block.
+        A cumulative sum grouped by category over the entries from ``first`` on only (default: the oldest of
+        ``entries``; the completions before it are the live small count, :attr:`nsmall`, less those after):
+        the entries laid out category after category (a category's block starts after the blocks of the lower
+        codes; an entry's place in it is its rank less the category's completions before the window), summed
+        cumulatively, minus the sum before its block. An entry below ``first`` must have no later completion of
+        its category before ``first`` (``first`` at most the log's length when each job saw its history, whose
+        anchors ``entries`` are): its count is its category's before the window.
         """
         entries = np.asarray(entries, dtype=np.int64)
         counts = np.zeros(len(entries), dtype=np.int64)
         seen = entries >= 0
         if not seen.any():
             return counts
-        first = int(entries[seen].min())
+        if first is None:
+            first = int(entries[seen].min())
         codes, rank = np.array(self.codes[c][first:]), np.array(self.rank[c][first:])
         last = np.array(self.last[c], dtype=np.int64)
         sizes = np.bincount(codes, minlength=len(last))  # each category's entries in the window
-        before = np.where(last >= 0, np.array(self.rank[c])[last], 0) - sizes  # and before it
+        before = np.where(last >= 0, _gather(self.rank[c], last), 0) - sizes  # and before it
         start = np.cumsum(sizes) - sizes
         position = start[codes] + rank - before[codes] - 1
         laid_out = np.zeros(len(codes), dtype=bool)
@@ -324,13 +327,18 @@ class CompletionLog:
         total = np.zeros(len(codes) + 1, dtype=np.int64)
         np.cumsum(laid_out, out=total[1:])
         small_before = np.array(self.nsmall[c], dtype=np.int64) - (total[start + sizes] - total[start])
-        window = entries[seen] - first
+        inside = entries >= first
+        window = entries[inside] - first
         code = codes[window]
-        counts[seen] = small_before[code] + total[position[window] + 1] - total[start[code]]
+        counts[inside] = small_before[code] + total[position[window] + 1] - total[start[code]]
+        older = seen & ~inside
+        if older.any():
+            counts[older] = small_before[_gather(self.codes[c], entries[older])]
         return counts
 
-    def features(self, anchors: np.ndarray) -> np.ndarray:
-        """History features for anchors ``(n, k)`` (log entries, -1 = none) under the current divider.
+    def features(self, anchors: np.ndarray, first: int | None = None) -> np.ndarray:
+        """History features for anchors ``(n, k)`` (log entries, -1 = none) under the current divider; ``first``
+        as :meth:`small_counts` takes it.
 
         Returns ``(n, k * len(HISTORY_STATS))`` float64, category by category. The arrays indexed by entry
         get one more element, read by entry -1: no class (-1), no previous entry, no completion.
@@ -349,7 +357,7 @@ class CompletionLog:
                 out[:, c, lag] = classes[entry]
                 entry = prev[entry]
             count = np.append(np.array(self.rank[c]), 0)[anchors[:, c]]
-            nsmall = self.small_counts(c, small, anchors[:, c])
+            nsmall = self.small_counts(c, small, anchors[:, c], first)
             out[:, c, N_LAGS] = np.where(count > 0, nsmall / np.maximum(count, 1), -1.0)
             out[:, c, N_LAGS + 1] = count
         return out.reshape(len(anchors), -1)
@@ -373,6 +381,12 @@ class CompletionLog:
             log.last[c] = arrays[f"last_{c}"].tolist()
         log.relabel(divider)
         return log
+
+
+def _gather(column: array, index: np.ndarray) -> np.ndarray:
+    """``column[index]`` of an ``array.array`` column, through a numpy view of it that does not outlive the call
+    (while a view lives, the column cannot grow)."""
+    return np.frombuffer(column, dtype=np.dtype(column.typecode))[index]
 
 
 #: The history features of a category without completions: unknown lags, no small fraction, none seen.
