@@ -87,9 +87,23 @@ class SchedulerCodec:
             raise ProtocolError(f"{where}: now={now} is before the previous message's now={self.now}")
         if not 0 <= now <= MAX_SECONDS:  # simulated time starts at 0; the scheduler's calendar ends there
             raise ProtocolError(f"{where}: now={now} is outside the simulator's time range (0 to {MAX_SECONDS:.0f} s)")
-        decoded = read_events(message, where, self._read, first=0.0)
+        decoded = self._one_event(message) if len(message.events) == 1 else None
+        if decoded is None:
+            decoded = read_events(message, where, self._read, first=0.0)
         self.now = now
         return now, decoded
+
+    def _one_event(self, message: wire.Message) -> list[events.Event] | None:
+        """The usual message's event (one, read without :func:`read_events`' loop); None when its time or a field is
+        wrong (:func:`read_events` then reads it again, to say where). The readers change nothing before they
+        refuse a field."""
+        event = message.events[0]
+        if not 0.0 <= event.timestamp <= message.now:
+            return None
+        try:
+            return [self._readers[type(event)](event)]
+        except Invalid:
+            return None
 
     def _read(self, event: Any) -> events.Event:
         """The event of a decoded Batsim event, read by the reader of its type."""
@@ -149,9 +163,9 @@ class SchedulerCodec:
         job_id = wire.job_id(data.job_id, "data.job_id")
         if data.job_state not in JOB_STATES:
             raise Invalid(f"'data.job_state' must be one of {sorted(JOB_STATES)}, got {data.job_state!r}")
-        sent = self._sent.pop(job_id, None)
-        if data.alloc is not UNSET and data.alloc != sent:  # not needed: only checked (the one sent is valid)
-            wire.intervals(data.alloc, "data.alloc")
+        if data.alloc is not UNSET and data.alloc != self._sent.get(job_id):  # not needed: only checked (the one
+            wire.intervals(data.alloc, "data.alloc")  # sent for it is valid)
+        self._sent.pop(job_id, None)
         return events.JobCompleted(event.timestamp, job_id, data.job_state)
 
     @staticmethod
