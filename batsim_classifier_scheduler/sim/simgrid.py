@@ -326,21 +326,21 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
             return float(after[-1])
         remaining = _replay_entry(float(after[below - 1]), steps[below - 1], runs[below - 1])
         steps, runs = steps[below:], runs[below:]
-    # the binade of ``remaining``, its loss per message step and its _kept_from bound, once known
-    low = high = loss = kept = 0.0
+    # the low end of the binade of ``remaining``, its loss per message step and its _kept_from bound, once known
+    low, loss, kept = math.inf, 0.0, 0.0
     precision, absorbed, binades = PRECISION, _ABSORBED, _LOOP_BINADES  # (locals: read at every entry)
     for step, count in zip(steps, runs):
         remaining -= step
-        if low <= remaining < high:  # the common case: still in the binade of the last entry (whose low end is
-            after = remaining - count * loss  # above PRECISION, its high end at most 2 * _ABSORBED, reached only
-            if after >= kept:  # from _ABSORBED down): no step left the binade, each lost ``loss`` (none without a run:
+        if remaining >= low:  # the common case: still in the binade of the last entry (steps and losses are never
+            after = remaining - count * loss  # negative: it cannot have grown out of it; its low end is above
+            if after >= kept:  # PRECISION): no step left the binade, each lost ``loss`` (none without a run:
                 remaining = after  # ``after`` is ``remaining``, and so is after_messages' of no step)
             else:
                 remaining = after_messages(remaining, int(count))
         elif remaining < precision:
             remaining = 0.0
         elif count and remaining <= absorbed:
-            low, high, loss, kept = binades[math.frexp(remaining)[1] + 30]
+            low, _, loss, kept = binades[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
             if after >= kept:
                 remaining = after
