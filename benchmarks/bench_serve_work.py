@@ -29,16 +29,21 @@ from common import (add_baselines_option, child_env, machine_line, markdown_tabl
                     revision_roots, run_child, shared_path, synthetic_trace)
 
 #: Plays a recording (one message a line) to the decision-process side of the revision on ``PYTHONPATH``; prints the
-#: second pass's CPU seconds per part, as JSON. (Older revisions kept ``SchedulerCodec`` in
-#: ``batsim_classifier_scheduler.batsim``.)
+#: second pass's CPU seconds per part, as JSON. (Older revisions named the package ``scheduler``.)
 PLAYER = """
 import gc, json, sys, time
 try:
     from batsim_classifier_scheduler.batsim.scheduler_codec import SchedulerCodec
-except ImportError:
-    from batsim_classifier_scheduler.batsim import SchedulerCodec
-from batsim_classifier_scheduler.batsim.server import DecisionServer
-from batsim_classifier_scheduler.compose import build_core
+    from batsim_classifier_scheduler.batsim.server import DecisionServer
+    from batsim_classifier_scheduler.compose import build_core
+except ImportError:  # (the package's name before it was renamed)
+    from scheduler.batsim.scheduler_codec import SchedulerCodec
+    from scheduler.batsim.server import DecisionServer
+    from scheduler.compose import build_core
+def make_core(server, events):
+    if hasattr(server, "_make_core"):  # (older revisions)
+        return server._make_core(events, 0)
+    return build_core(server._config(events, 0))
 with open(sys.argv[1], "rb") as lines:
     messages = lines.read().splitlines()
 clock = time.process_time
@@ -51,7 +56,7 @@ for _ in range(2):
         now, events = codec.decode(message)
         decoded = clock()
         if core is None:
-            core = build_core(server._config(events, 0))
+            core = make_core(server, events)
         decisions = core.decide(now, events)
         decided = clock()
         codec.encode(now, decisions)
@@ -69,6 +74,7 @@ def record(workload, nb_machines: int, path: Path) -> int:
     """The Batsim messages of an EASY-FCFS run of ``workload``, one a line in ``path``; how many."""
     from batsim_classifier_scheduler.batsim.scheduler_codec import SchedulerCodec
     from batsim_classifier_scheduler.batsim.server import DecisionServer
+    from batsim_classifier_scheduler.compose import build_core
     from batsim_classifier_scheduler.sim.engine import BatsimEngine, TimedReply
     from batsim_classifier_scheduler.sim.peer import batsim_codec
 

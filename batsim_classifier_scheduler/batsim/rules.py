@@ -127,12 +127,25 @@ def delay_of(profile: Any) -> float | None:
 
 def read_job(job: dict[str, Any], job_id: str, path: str) -> JobObject:
     """Check a job object; what it says."""
+    usual = usual_job(job, job_id)
+    if usual is not None:
+        return JobObject(*usual, job_extras(job))
+    return _read_job(job, job_id, path)
+
+
+def usual_job(job: dict[str, Any], job_id: str) -> tuple[float, int, float, str] | None:
+    """The usual job object's ``subtime``, ``res``, ``walltime`` and ``profile``, when every check of
+    :func:`read_job` passes at once; None otherwise (then :func:`read_job` says what is wrong, if anything)."""
     subtime, res, walltime, profile = job.get("subtime"), job.get("res"), job.get("walltime", -1), job.get("profile")
     if (job.get("id") == job_id and type(subtime) in _NUMBER and type(res) is int and res >= 0
             and type(walltime) in _NUMBER and (walltime == -1 or walltime > 0) and type(profile) is str):
-        return JobObject(float(subtime), res, float(walltime), profile,  # the usual job: every check passes at once
-                         {k: v for k, v in job.items() if k not in JOB_FIELDS})
-    return _read_job(job, job_id, path)
+        return float(subtime), res, float(walltime), profile
+    return None
+
+
+def job_extras(job: dict[str, Any]) -> dict[str, Any]:
+    """The members of a job object other than :data:`JOB_FIELDS`."""
+    return {k: v for k, v in job.items() if k not in JOB_FIELDS}
 
 
 #: The types of a JSON number (``bool`` is not one).
@@ -155,5 +168,4 @@ def _read_job(job: dict[str, Any], job_id: str, path: str) -> JobObject:
         raise Invalid(f"'{path}.res' must be >= 0, got {res}")
     walltime = read_walltime(job, path)
     profile = wire.field(job, "profile", "a string", path)
-    extras = {k: v for k, v in job.items() if k not in JOB_FIELDS}
-    return JobObject(float(subtime), res, walltime, profile, extras)
+    return JobObject(float(subtime), res, walltime, profile, job_extras(job))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from batsim_classifier_scheduler.batsim import wire
-from batsim_classifier_scheduler.batsim.rules import (JOB_FIELDS, WORKLOAD_SUBTIME, delay_of, read_events, read_job,
-                                                      read_walltime)
+from batsim_classifier_scheduler.batsim.rules import (WORKLOAD_SUBTIME, delay_of, job_extras, read_events, read_job,
+                                                      read_walltime, usual_job)
 from batsim_classifier_scheduler.batsim.wire import UNSET, Invalid
 from batsim_classifier_scheduler.core import messages as events
 from batsim_classifier_scheduler.core.job import Job
@@ -24,6 +24,11 @@ _CONFIG_KINDS = {"dynamic-jobs-enabled": "a boolean", "dynamic-jobs-acknowledged
 
 _BATSIM_MESSAGES = wire.decoder(wire.BatsimEvent)
 
+#: The allocations' interval strings kept, at most (most allocations repeat: each is written once), of the masks
+#: below this (a hundred machines or so).
+_ALLOCS_KEPT = 16384
+_SMALL_MASK = 1 << 128
+
 
 class SchedulerCodec:
     """Batsim messages -> events, decisions -> replies, for a decision process.
@@ -33,12 +38,17 @@ class SchedulerCodec:
     profiles : ``{"w0": {name: profile}}`` from SIMULATION_BEGINS, plus the profiles this
         side registered; a submitted job's ``runtime`` is its delay profile's ``delay``.
     now : the ``now`` of the last decoded message (None before the first).
+    ended : whether a decoded message carried SIMULATION_ENDS.
     """
 
     def __init__(self) -> None:
         self.profiles: dict[str, dict[str, Any]] = {}
         self.now: float | None = None
         self.messages = 0
+        self.ended = False
+        self._allocs: dict[int, str] = {}  # machines' bit mask -> its interval string, written once (_execute)
+        self._sent: dict[str, str] = {}  # a running job's id -> the allocation sent for it
+        self._delays: dict[tuple[str, str], float | None] = {}  # (workload, profile name) -> its delay (_delay)
         self._readers: dict[type, Callable[[Any], events.Event]] = {
             wire.SimulationBeginsEvent: self._simulation_begins,
             wire.JobSubmittedEvent: self._job_submitted,
@@ -47,7 +57,7 @@ class SchedulerCodec:
             wire.RequestedCallEvent: lambda e: events.RequestedCall(e.timestamp),
             wire.NotifyEvent: self._notify,
             wire.QueryEvent: self._query,
-            wire.SimulationEndsEvent: lambda e: events.SimulationEnds(e.timestamp),
+            wire.SimulationEndsEvent: self._simulation_ends,
             wire.ResourceStateChangedEvent: self._resource_state_changed,
             wire.AnswerEvent: lambda e: events.Unhandled(e.timestamp, "ANSWER", e.data),
             wire.FromJobMsgEvent: self._from_job_msg,
@@ -77,10 +87,27 @@ class SchedulerCodec:
             raise ProtocolError(f"{where}: now={now} is before the previous message's now={self.now}")
         if not 0 <= now <= MAX_SECONDS:  # simulated time starts at 0; the scheduler's calendar ends there
             raise ProtocolError(f"{where}: now={now} is outside the simulator's time range (0 to {MAX_SECONDS:.0f} s)")
-        readers = self._readers
-        decoded = read_events(message, where, lambda event: readers[type(event)](event), first=0.0)
+        decoded = self._one_event(message) if len(message.events) == 1 else None
+        if decoded is None:
+            decoded = read_events(message, where, self._read, first=0.0)
         self.now = now
         return now, decoded
+
+    def _one_event(self, message: wire.Message) -> list[events.Event] | None:
+        """The usual message's event (one, read without :func:`read_events`' loop); None when its time or a field is
+        wrong (:func:`read_events` then reads it again, to say where). The readers change nothing before they
+        refuse a field."""
+        event = message.events[0]
+        if not 0.0 <= event.timestamp <= message.now:
+            return None
+        try:
+            return [self._readers[type(event)](event)]
+        except Invalid:
+            return None
+
+    def _read(self, event: Any) -> events.Event:
+        """The event of a decoded Batsim event, read by the reader of its type."""
+        return self._readers[type(event)](event)
 
     def _simulation_begins(self, event: wire.SimulationBeginsEvent) -> events.SimulationBegins:
         data = event.data
@@ -96,32 +123,49 @@ class SchedulerCodec:
             if not isinstance(table, dict):
                 raise Invalid(f"'data.profiles.{workload}' must be an object")
         self.profiles = {workload: dict(table) for workload, table in data.profiles.items()}
+        self._delays.clear()
         workloads = {} if data.workloads is UNSET else {str(name): path for name, path in data.workloads.items()
                                                         if isinstance(path, str)}
         return events.SimulationBegins(event.timestamp, nb, data.config, workloads)
 
+    def _simulation_ends(self, event: wire.SimulationEndsEvent) -> events.SimulationEnds:
+        self.ended = True
+        return events.SimulationEnds(event.timestamp)
+
     def _job_submitted(self, event: wire.JobSubmittedEvent) -> events.JobSubmitted:
         data = event.data
-        job_id = wire.job_id(data.job_id, "data.job_id")
-        if data.job is UNSET:
+        job_id = data.job_id
+        workload, _, name = job_id.partition("!")
+        if not workload or not name or "!" in name:  # (a string, by its type: wire.job_id's other checks)
+            wire.job_id(job_id, "data.job_id")
+        obj = data.job
+        if obj is UNSET:
             raise Invalid("missing 'data.job' (Batsim's Redis mode is not supported)")
-        job = read_job(data.job, job_id, "data.job")
-        forwarded = data.profile
-        if forwarded is UNSET:
-            forwarded = self.profiles.get(job_id.partition("!")[0], {}).get(job.profile)
-        job.extras[WORKLOAD_SUBTIME] = job.subtime
+        subtime, res, walltime, profile = usual_job(obj, job_id) or read_job(obj, job_id, "data.job")[:4]
+        runtime = self._delay(workload, profile) if data.profile is UNSET else delay_of(data.profile)
+        extras = job_extras(obj)
+        extras[WORKLOAD_SUBTIME] = subtime
         time = event.timestamp
-        return events.JobSubmitted(time, Job(job_id, time, job.res, job.walltime, job.profile, delay_of(forwarded),
-                                      job.extras))
+        return events.JobSubmitted(time, Job(job_id, time, res, walltime, profile, runtime, extras))
 
-    @staticmethod
-    def _job_completed(event: wire.JobCompletedEvent) -> events.JobCompleted:
+    def _delay(self, workload: str, profile: str) -> float | None:
+        """The ``delay`` of the profile ``profile`` of ``workload`` (None when it is not a known delay profile), read
+        once per profile: :attr:`profiles` changes only at SIMULATION_BEGINS and REGISTER_PROFILE, which clear
+        what was read."""
+        key = (workload, profile)
+        delays = self._delays
+        if key not in delays:
+            delays[key] = delay_of(self.profiles.get(workload, {}).get(profile))
+        return delays[key]
+
+    def _job_completed(self, event: wire.JobCompletedEvent) -> events.JobCompleted:
         data = event.data
         job_id = wire.job_id(data.job_id, "data.job_id")
         if data.job_state not in JOB_STATES:
             raise Invalid(f"'data.job_state' must be one of {sorted(JOB_STATES)}, got {data.job_state!r}")
-        if data.alloc is not UNSET:  # not needed: only checked
-            wire.intervals(data.alloc, "data.alloc")
+        if data.alloc is not UNSET and data.alloc != self._sent.get(job_id):  # not needed: only checked (the one
+            wire.intervals(data.alloc, "data.alloc")  # sent for it is valid)
+        self._sent.pop(job_id, None)
         return events.JobCompleted(event.timestamp, job_id, data.job_state)
 
     @staticmethod
@@ -151,7 +195,7 @@ class SchedulerCodec:
         walltime = read_walltime(obj, f"{path}.job")
         profile = wire.field(obj, "profile", "a string", f"{path}.job", "")
         runtime = delay_of(self.profiles.get(job_id.partition("!")[0], {}).get(profile))
-        extras = {k: v for k, v in obj.items() if k not in JOB_FIELDS}
+        extras = job_extras(obj)
         return events.WaitingTimeQuery(time, Job(job_id, time, res, walltime, profile, runtime, extras))
 
     @staticmethod
@@ -198,11 +242,19 @@ class SchedulerCodec:
         return wire.encode({"now": now, "events": [{"timestamp": now, "type": "NOTIFY", "data": {"type": error}}]},
                            "error reply")
 
-    @staticmethod
-    def _execute(decision: events.Execute) -> tuple[str, dict[str, Any]]:
-        if decision.machines <= 0:
-            raise Invalid(f"EXECUTE_JOB {decision.job_id!r}: empty allocation")
-        return "EXECUTE_JOB", {"job_id": decision.job_id, "alloc": to_interval_string(decision.machines)}
+    def _execute(self, decision: events.Execute) -> tuple[str, dict[str, Any]]:
+        mask = decision.machines
+        alloc = self._allocs.get(mask)
+        if alloc is None:
+            if mask <= 0:
+                raise Invalid(f"EXECUTE_JOB {decision.job_id!r}: empty allocation")
+            alloc = to_interval_string(mask)
+            if mask < _SMALL_MASK:  # (a large machine's allocations hardly repeat)
+                if len(self._allocs) >= _ALLOCS_KEPT:
+                    self._allocs.clear()
+                self._allocs[mask] = alloc
+        self._sent[decision.job_id] = alloc
+        return "EXECUTE_JOB", {"job_id": decision.job_id, "alloc": alloc}
 
     @staticmethod
     def _kill(decision: events.Kill) -> tuple[str, dict[str, Any]]:
@@ -213,6 +265,7 @@ class SchedulerCodec:
     def _register_profile(self, decision: events.RegisterProfile) -> tuple[str, dict[str, Any]]:
         profile = {"type": "delay", "delay": wire.finite(decision.delay, "REGISTER_PROFILE's delay")}
         self.profiles.setdefault(decision.workload, {})[decision.name] = profile
+        self._delays.clear()
         return "REGISTER_PROFILE", {"workload_name": decision.workload, "profile_name": decision.name,
                                     "profile": profile}
 

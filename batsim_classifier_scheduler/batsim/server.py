@@ -21,7 +21,7 @@ import zmq
 from batsim_classifier_scheduler.batsim.scheduler_codec import SchedulerCodec
 from batsim_classifier_scheduler.compose import build_core
 from batsim_classifier_scheduler.config import SchedulerConfig
-from batsim_classifier_scheduler.core.messages import SimulationBegins, SimulationEnds
+from batsim_classifier_scheduler.core.messages import SimulationBegins
 from batsim_classifier_scheduler.util.cyclic_gc import cyclic_gc_paused
 from batsim_classifier_scheduler.core.decision import DecisionCore
 from batsim_classifier_scheduler.errors import ProtocolError, SchedulerError
@@ -101,20 +101,23 @@ class DecisionServer:
         self.timeout = timeout
 
     def run(self) -> ServeStats:
-        """Bind the endpoint and serve until SIMULATION_ENDS has been answered."""
-        socket = zmq.Context.instance().socket(zmq.REP)
+        """Bind the endpoint and serve until SIMULATION_ENDS has been answered. When it returns, the last reply
+        has been handed to Batsim's side of the connection (or could not be within a second): the socket's own
+        context is terminated, which waits for it."""
+        context = zmq.Context()
+        socket = context.socket(zmq.REP)
         socket.setsockopt(zmq.LINGER, 1000)  # let the last reply (maybe an error) reach Batsim
         try:
-            socket.bind(self.endpoint)
-        except zmq.ZMQError as exc:
-            socket.close()
-            raise ProtocolError(f"cannot bind {self.endpoint}: {exc}") from None
-        log.info("listening on %s", self.endpoint)
-        try:
+            try:
+                socket.bind(self.endpoint)
+            except zmq.ZMQError as exc:
+                raise ProtocolError(f"cannot bind {self.endpoint}: {exc}") from None
+            log.info("listening on %s", self.endpoint)
             with cyclic_gc_paused():  # the decision core keeps what it is told of every job, as a simulation
                 return self.serve(socket)
         finally:
             socket.close()
+            context.term()
 
     def serve(self, socket: zmq.Socket) -> ServeStats:
         """Answer the messages of a bound REP ``socket`` until SIMULATION_ENDS has been answered."""
@@ -146,7 +149,7 @@ class DecisionServer:
             latencies.append(time.perf_counter() - started)
             socket.send(reply)
             stats.messages += 1
-            if any(type(event) is SimulationEnds for event in events):
+            if codec.ended:  # (SIMULATION_ENDS answered)
                 return stats
 
     def _config(self, events: list, index: int) -> SchedulerConfig:

@@ -14,6 +14,7 @@ from batsim_classifier_scheduler.cli.options import (
     option_overrides,
     timeout_flag,
 )
+from batsim_classifier_scheduler.cli.teardown import skip_teardown
 
 #: ZeroMQ's transports, as an endpoint begins (``tcp://HOST:PORT``, ``ipc://PATH``...).
 TRANSPORTS = ("tcp", "ipc", "inproc", "ws", "wss", "pgm", "epgm", "udp", "vmci")
@@ -87,6 +88,7 @@ def run_serve(args: argparse.Namespace) -> int:
                       if accounting.get(state))
           + f"; decision latency median {latency['median'] * 1e6:.0f} us, p99 {latency['p99'] * 1e6:.0f} us",
           file=sys.stderr)
+    skip_teardown()  # (the socket and its context are closed: the last reply is out)
     return 0
 
 

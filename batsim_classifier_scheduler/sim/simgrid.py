@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from typing import Any
@@ -256,15 +257,44 @@ def _binade(exponent: int) -> tuple[float, float, float]:
 _BINADES = [_binade(exponent) for exponent in range(-30, 16)]
 
 
+def _kept_from(low: float, loss: float) -> float:
+    """The least double ``after`` for which ``after + loss - MESSAGE_TIME >= low``, as doubles compute it (the test
+    that a run of message steps stayed in the binade ``low`` begins): the sum and the difference, each rounded, only
+    grow with ``after``, so one comparison with this bound says the same. Infinite for an infinite ``low``."""
+    if math.isinf(low):
+        return math.inf
+    below, above = _bits(low / 2), _bits(2 * low)  # (the test fails at the first, holds at the second)
+    while above - below > 1:
+        middle = (below + above) // 2
+        if _double(middle) + loss - MESSAGE_TIME >= low:
+            above = middle
+        else:
+            below = middle
+    return _double(above)
+
+
+def _bits(value: float) -> int:
+    """A positive double's bits as an integer: they order positive doubles as their values."""
+    return struct.unpack("<q", struct.pack("<d", value))[0]
+
+
+def _double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+#: :data:`_BINADES` with each binade's :func:`_kept_from` bound, for :func:`_replay_entries`' loop.
+_LOOP_BINADES = [(low, high, loss, _kept_from(low, loss)) for low, high, loss in _BINADES]
+
+
 def _after_run(remaining: float, count: float) -> float:
     """``remaining`` after a run of ``count`` message steps alone: :func:`_replay_entries` of one entry whose step is
     0, without its loop."""
     if remaining < PRECISION:
         return 0.0
     if count and remaining <= _ABSORBED:
-        low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+        _, _, loss, kept = _LOOP_BINADES[math.frexp(remaining)[1] + 30]
         after = remaining - count * loss
-        if after + loss - MESSAGE_TIME >= low:  # no step left the binade: each lost ``loss``
+        if after >= kept:  # no step left the binade: each lost ``loss``
             return after
         return after_messages(remaining, int(count))
     return remaining
@@ -296,22 +326,23 @@ def _replay_entries(remaining: float, steps: array, runs: array) -> float:
             return float(after[-1])
         remaining = _replay_entry(float(after[below - 1]), steps[below - 1], runs[below - 1])
         steps, runs = steps[below:], runs[below:]
-    low = high = loss = 0.0  # the binade of ``remaining`` and its loss per message step, once known
-    precision, absorbed, message_time = PRECISION, _ABSORBED, MESSAGE_TIME  # (locals: read at every entry)
+    # the low end of the binade of ``remaining``, its loss per message step and its _kept_from bound, once known
+    low, loss, kept = math.inf, 0.0, 0.0
+    precision, absorbed, binades = PRECISION, _ABSORBED, _LOOP_BINADES  # (locals: read at every entry)
     for step, count in zip(steps, runs):
         remaining -= step
-        if low <= remaining < high and count:  # the common case: still in the binade of the last entry (whose low
-            after = remaining - count * loss  # end is above PRECISION, its high end at most 2 * _ABSORBED, reached
-            if after + loss - message_time >= low:  # only from _ABSORBED down), and a run
-                remaining = after  # no step left the binade: each lost ``loss``
+        if remaining >= low:  # the common case: still in the binade of the last entry (steps and losses are never
+            after = remaining - count * loss  # negative: it cannot have grown out of it; its low end is above
+            if after >= kept:  # PRECISION): no step left the binade, each lost ``loss`` (none without a run:
+                remaining = after  # ``after`` is ``remaining``, and so is after_messages' of no step)
             else:
                 remaining = after_messages(remaining, int(count))
         elif remaining < precision:
             remaining = 0.0
         elif count and remaining <= absorbed:
-            low, high, loss = _BINADES[math.frexp(remaining)[1] + 30]
+            low, _, loss, kept = binades[math.frexp(remaining)[1] + 30]
             after = remaining - count * loss
-            if after + loss - message_time >= low:
+            if after >= kept:
                 remaining = after
             else:
                 remaining = after_messages(remaining, int(count))
@@ -324,9 +355,9 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
     if remaining < PRECISION:
         return 0.0
     if count and remaining <= _ABSORBED:
-        low, _, loss = _BINADES[math.frexp(remaining)[1] + 30]
+        _, _, loss, kept = _LOOP_BINADES[math.frexp(remaining)[1] + 30]
         after = remaining - count * loss
-        if after + loss - MESSAGE_TIME >= low:
+        if after >= kept:
             return after
         return after_messages(remaining, int(count))
     return remaining
