@@ -60,7 +60,7 @@ SERVE_BAR = 0.9
 
 #: Runs ``python -m batsim_classifier_scheduler ARGS`` with scikit-learn's forest ``fit`` timed (process CPU), written to a JSON file.
 _TIMED_FIT = """
-import json, sys, time
+import json, runpy, sys, time
 report, sys.argv = sys.argv[1], ["scheduler", *sys.argv[2:]]
 spent = [0.0, 0]
 from sklearn.ensemble._forest import BaseForest
@@ -73,19 +73,16 @@ def timed(self, *args, **kwargs):
         spent[0] += time.process_time() - started
         spent[1] += 1
 BaseForest.fit = timed
-from batsim_classifier_scheduler.cli import main
-from batsim_classifier_scheduler.cli.teardown import teardown_skipped
-try:
-    code = main()
-finally:
-    with open(report, "w") as out:
-        json.dump(spent, out)
-if teardown_skipped():  # as python -m batsim_classifier_scheduler ends, base's run included
-    import os
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-raise SystemExit(code)
+import batsim_classifier_scheduler.cli as cli
+command = cli.main
+def main():
+    try:
+        return command()
+    finally:
+        with open(report, "w") as out:
+            json.dump(spent, out)
+cli.main = main
+runpy.run_module("batsim_classifier_scheduler", run_name="__main__")  # ends as base's run does
 """
 
 

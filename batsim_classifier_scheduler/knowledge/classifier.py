@@ -74,7 +74,6 @@ from batsim_classifier_scheduler.knowledge.learner import (
     Model,
     default_forest,
     describe,
-    feature_importances,
     fitted_model,
     fresh_clone,
     is_forest,
@@ -357,8 +356,9 @@ class JobClassifier:
         estimator = fresh_clone(self.estimator, self.seed, len(train))
         estimator.fit(self.training_matrix(train), labels)
         self._model = fitted_model(estimator, positive=True)
-        importances = feature_importances(estimator)
-        self._importances_current = [math.nan] * len(self.feature_names) if importances is None else importances
+        importances = getattr(estimator, "feature_importances_", None)
+        self._importances_current = ([math.nan] * len(self.feature_names) if importances is None
+                                     else importances.tolist())
 
     # --- the online interface ---------------------------------------------------------
 

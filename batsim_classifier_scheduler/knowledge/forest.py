@@ -2,9 +2,8 @@
 
 scikit-learn's ``predict_proba`` costs tens of microseconds of validation and dispatch per call, more
 than the walk itself; the classifier asks for one job at a time. :class:`PackedForest` keeps the
-fitted trees as nested tuples for the one-job walk, the cheapest plain-Python form measured
-(``benchmarks/README.md``), and as flat numpy arrays (for saving, and for many rows at once), made only
-when asked for.
+fitted trees as flat numpy arrays (for saving, and for many rows at once) and as nested tuples for
+the one-job walk, the cheapest plain-Python form measured (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -38,24 +37,25 @@ class PackedForest:
     @classmethod
     def from_sklearn(cls, forest, positive=True) -> "PackedForest":
         """Pack a fitted ``RandomForestClassifier`` or ``ExtraTreesClassifier``; ``positive`` is the
-        class whose probability :meth:`proba_one` gives.
-
-        The nested trees are built from scikit-learn's arrays directly; the flat arrays only when
-        first read (:meth:`__getattr__`): the classifier walks the nested trees alone."""
+        class whose probability :meth:`proba_one` gives."""
         column = list(forest.classes_).index(positive)
-        trees = [estimator.tree_ for estimator in forest.estimators_]
-        packed = cls.__new__(cls)
-        packed._trees = [_nested_tree(tree, column) for tree in trees]
-        packed.depth = max(int(tree.max_depth) for tree in trees)
-        packed._sklearn = (trees, column)
-        return packed
-
-    def __getattr__(self, name: str):
-        """The flat arrays of a forest packed from scikit-learn, made when one of them is first read."""
-        if name not in self.ARRAYS or "_sklearn" not in self.__dict__:
-            raise AttributeError(name)
-        self.__dict__.update(_flat_arrays(*self.__dict__.pop("_sklearn")))
-        return self.__dict__[name]
+        parts = {name: [] for name in cls.ARRAYS}
+        offset, depth = 0, 0
+        for estimator in forest.estimators_:
+            tree = estimator.tree_
+            n = tree.node_count
+            leaf = tree.children_left < 0
+            own = np.arange(n) + offset
+            value = tree.value[:, 0, :]
+            parts["feature"].append(np.where(leaf, 0, tree.feature))
+            parts["threshold"].append(np.where(leaf, 0.0, tree.threshold))
+            parts["left"].append(np.where(leaf, own, tree.children_left + offset))
+            parts["right"].append(np.where(leaf, own, tree.children_right + offset))
+            parts["p_small"].append(value[:, column] / value.sum(axis=1))
+            parts["roots"].append(np.array([offset]))
+            offset += n
+            depth = max(depth, int(tree.max_depth))
+        return cls(*(np.concatenate(parts[name]) for name in cls.ARRAYS), depth=depth)
 
     @classmethod
     def constant(cls, p_small: float) -> "PackedForest":
@@ -101,44 +101,3 @@ class PackedForest:
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.ARRAYS}
-
-
-def _leaf_values(tree, column: int) -> np.ndarray:
-    """Each node's fraction of the ``column`` class among its training jobs (the leaves' are the votes)."""
-    value = tree.value[:, 0, :]
-    return value[:, column] / value.sum(axis=1)
-
-
-def _nested_tree(tree, column: int):
-    """One scikit-learn tree as nested ``(feature, threshold, left, right)`` tuples with float leaves."""
-    nodes = _leaf_values(tree, column).tolist()
-    inner = np.flatnonzero(tree.children_left >= 0)[::-1]  # children come after their parent
-    for node, feature, threshold, left, right in zip(inner.tolist(), tree.feature[inner].tolist(),
-                                                     tree.threshold[inner].tolist(),
-                                                     tree.children_left[inner].tolist(),
-                                                     tree.children_right[inner].tolist()):
-        nodes[node] = (feature, threshold, nodes[left], nodes[right])
-    return nodes[0]
-
-
-def _flat_arrays(trees: list, column: int) -> dict[str, np.ndarray]:
-    """The scikit-learn trees as :class:`PackedForest`'s flat arrays, all trees' nodes concatenated."""
-    parts: dict[str, list] = {name: [] for name in PackedForest.ARRAYS}
-    offset = 0
-    for tree in trees:
-        n = tree.node_count
-        leaf = tree.children_left < 0
-        own = np.arange(n) + offset
-        parts["feature"].append(np.where(leaf, 0, tree.feature))
-        parts["threshold"].append(np.where(leaf, 0.0, tree.threshold))
-        parts["left"].append(np.where(leaf, own, tree.children_left + offset))
-        parts["right"].append(np.where(leaf, own, tree.children_right + offset))
-        parts["p_small"].append(_leaf_values(tree, column))
-        parts["roots"].append(np.array([offset]))
-        offset += n
-    return {"feature": np.concatenate(parts["feature"]).astype(np.int64),
-            "threshold": np.concatenate(parts["threshold"]).astype(np.float64),
-            "left": np.concatenate(parts["left"]).astype(np.int64),
-            "right": np.concatenate(parts["right"]).astype(np.int64),
-            "p_small": np.concatenate(parts["p_small"]).astype(np.float64),
-            "roots": np.concatenate(parts["roots"]).astype(np.int64)}

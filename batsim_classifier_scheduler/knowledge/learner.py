@@ -104,20 +104,6 @@ def fitted_model(estimator, positive=True) -> Model:
     return PackedForest.from_sklearn(estimator, positive) if is_forest(estimator) else EstimatorModel(estimator, positive)
 
 
-def feature_importances(estimator) -> list[float] | None:
-    """The fitted estimator's ``feature_importances_`` (None without them). For the :data:`FORESTS`, the same
-    values computed tree by tree here: the forest's property dispatches its trees through joblib, which costs
-    more than the sums."""
-    if not is_forest(estimator):
-        importances = getattr(estimator, "feature_importances_", None)
-        return None if importances is None else importances.tolist()
-    per_tree = [tree.feature_importances_ for tree in estimator.estimators_ if tree.tree_.node_count > 1]
-    if not per_tree:
-        return [0.0] * estimator.n_features_in_
-    mean = np.mean(per_tree, axis=0, dtype=np.float64)
-    return (mean / np.sum(mean)).tolist()
-
-
 class EstimatorModel:
     """Any fitted scikit-learn classifier, asked through ``predict_proba`` (features in float32)."""
 

@@ -95,10 +95,7 @@ class BatsimActors:
                 self._record(SimulationEnds(self._end_time))
                 self._send_recorded()
                 self._end_sent = True
-        if self._mailbox:  # (as _receive, without its call: once per message served)
-            self._start_sending(*self._mailbox.popleft())
-        else:
-            self._receiving = True
+        self._receive()
 
     def _receive(self) -> None:
         if self._mailbox:
@@ -311,10 +308,7 @@ class BatsimActors:
         kind = decision.__class__
         if kind is Execute:
             sim = self.jobs.get(decision.job_id)
-            if sim is None:
-                return False
-            walltime = sim.job.walltime  # (run_duration's, without its call: the smaller of the two, or the runtime)
-            return sim.runtime > 1e-6 and (walltime < 0 or walltime > 1e-6)
+            return sim is not None and run_duration(sim)[0] > 1e-6
         return kind is not Kill
 
     def _end(self, sim: SimJob, state: str) -> None:

@@ -185,12 +185,11 @@ class Shortcuts(BatsimActors):
         time): its messages, each decision then READY, as :meth:`_finish_exchange` sends them from the queue the
         exchange would have made. (Nothing changes what that loop checks between them: a decision is not READY.)"""
         timeline = self._timeline
-        step, run_job = timeline.lone_message_step, self._run_job  # (read once: the loop's common case)
         for decision in decisions:
             kind = decision.__class__
             if kind is Execute and not self._to_run:  # the common case, as _lone_message takes it
-                step()
-                run_job(decision)
+                timeline.lone_message_step()
+                self._run_job(decision)
                 continue
             if kind is RegisterJob:  # (as the exchange's next_message: registered before the message is sent)
                 self._register(decision.job)

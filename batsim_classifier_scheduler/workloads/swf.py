@@ -269,7 +269,8 @@ def _numbers(lines: list[str]) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "loadtxt: input contained no data", UserWarning)  # comments only
         try:
-            table = _as_floats(np.loadtxt(lines, dtype=_MIXED, comments=";", ndmin=1))
+            fields = np.loadtxt(lines, dtype=_MIXED, comments=";", ndmin=1)
+            table = np.column_stack([fields[name] for name in COLUMNS])  # floats: _MIXED has float fields
         except ValueError:  # a decimal where an integer was expected, or a bad line
             try:
                 table = np.loadtxt(lines, dtype=float, comments=";", ndmin=2)
@@ -279,14 +280,6 @@ def _numbers(lines: list[str]) -> np.ndarray:
         return np.empty((0, len(COLUMNS)))
     if table.shape[1] != len(COLUMNS) or not _valid(table):
         raise _Malformed
-    return table
-
-
-def _as_floats(fields: np.ndarray) -> np.ndarray:
-    """A table of :data:`_MIXED` records as the float table (a column per field)."""
-    table = np.empty((len(fields), len(COLUMNS)))
-    for index, name in enumerate(COLUMNS):
-        table[:, index] = fields[name]
     return table
 
 

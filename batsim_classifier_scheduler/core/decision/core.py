@@ -252,8 +252,7 @@ class DecisionCore:
         if job.id in book.jobs:
             raise SimulationError(f"job {job.id!r} submitted twice")
         book.jobs[job.id] = job
-        estimate = self.knowledge.estimate(job)
-        reason = self._rejection_reason(job, estimate)
+        reason = self._rejection_reason(job)
         if reason:
             book.states[job.id] = REJECTED
             book.reject_reasons[job.id] = reason
@@ -274,17 +273,15 @@ class DecisionCore:
         book.states[job.id] = QUEUED
         if self.prediction_watch is not None:
             self.prediction_watch.submitted(job, now)
-        # without the parts beside the algorithm (a trial may bound it, a prediction made at submission replace it),
-        # the job is planned with the estimate read above
-        self._enqueue(job, job_class.rank, now, None if self._extras else estimate)
+        self._enqueue(job, job_class.rank, now)
         return job
 
-    def _rejection_reason(self, job: Job, estimate: float | None) -> str | None:
-        """Why ``job``, whose knowledge's estimate is ``estimate``, is rejected; None when it is not."""
+    def _rejection_reason(self, job: Job) -> str | None:
         if job.res <= 0:
             return f"requests {job.res} processors"
         if job.res > self.book.nb_machines:
             return f"requests {job.res} processors, the platform has {self.book.nb_machines}"
+        estimate = self.knowledge.estimate(job)
         if estimate is None or estimate <= 0:
             return f"no runtime estimate ({self.knowledge.name} estimates need a positive walltime)"
         return None
@@ -325,10 +322,9 @@ class DecisionCore:
         self._enqueue(retry, _LARGE_RANK, now)
         return retry
 
-    def _enqueue(self, job: Job, rank: int, now: float, planned: float | None = None) -> None:
-        """``job`` waits in queue ``rank``, planned with ``planned`` (:meth:`_estimate` when not given); in Q, the
-        promotions watch it."""
-        self.algorithm.enqueue(job, self._estimate(job) if planned is None else planned, rank, now)
+    def _enqueue(self, job: Job, rank: int, now: float) -> None:
+        """``job`` waits in queue ``rank``; in Q, the promotions watch it."""
+        self.algorithm.enqueue(job, self._estimate(job), rank, now)
         if rank == _LARGE_RANK and (self.promotion is not None or self.overdue is not None):
             self._entered_q(job, now)
 
@@ -364,7 +360,7 @@ class DecisionCore:
         """How long ``job`` would wait if submitted now: the algorithm's earliest start for it given the running
         jobs and the reservations it holds (EASY's one, conservative backfilling's all); other queued jobs are not
         counted otherwise, so this is a lower bound. -1 when the job can never run or has no estimate."""
-        if self.algorithm is None or self._rejection_reason(job, self.knowledge.estimate(job)):
+        if self.algorithm is None or self._rejection_reason(job):
             return -1.0
         return self.algorithm.earliest_start(job.res, self._estimate(job), now) - now
 
