@@ -247,3 +247,15 @@ def test_binade_sums_replay_a_tie_alone(odd):
     bulk, after = BinadeSums().replay(remaining, 1, steps, runs, [])
     assert after > 1 and _replay_entries(bulk, steps[after:], runs[after:]) == \
         replay_entry_by_entry(remaining, steps[1:], runs[1:])
+
+
+def test_each_binades_bound_is_the_least_double_where_a_run_stays_in_it():
+    # _replay_entries' one comparison ``after >= kept`` says what ``after + loss - MESSAGE_TIME >= low`` said
+    from batsim_classifier_scheduler.sim.simgrid import _LOOP_BINADES
+
+    for low, _, loss, kept in _LOOP_BINADES:
+        if math.isinf(low):
+            continue
+        assert kept + loss - MESSAGE_TIME >= low
+        below = math.nextafter(kept, 0.0)
+        assert not below + loss - MESSAGE_TIME >= low
