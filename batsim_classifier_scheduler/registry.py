@@ -21,7 +21,6 @@ while deciding.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -396,6 +395,8 @@ def _import_file(kind: str, spec: str, location: str) -> Any:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     module = _files.get(key)
     if module is None:
+        import hashlib  # (here: it loads OpenSSL, about 4 MiB of memory, which a plug-in's name alone needs)
+
         stem = re.sub(r"\W", "_", path.stem)
         name = f"scheduler_plugin_{stem}_{hashlib.sha256(key[0].encode()).hexdigest()[:12]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
