@@ -279,10 +279,11 @@ def workload_json(workload: Workload, *, description: str | None = None) -> str:
 
 
 def delay_profile_names(runtimes: np.ndarray | pd.Series) -> np.ndarray:
-    """``delay_<runtime>`` for each runtime (``delay_3477``, ``delay_12.5``)."""
+    """``delay_<runtime>`` for each runtime (``delay_3477``, ``delay_12.5``): an object array, where the jobs of one
+    runtime share its name (a fixed-width text array would hold each job's copy, 4 bytes a character)."""
     unique, inverse = np.unique(np.asarray(runtimes, dtype=float), return_inverse=True)
-    names = np.array([f"delay_{int(v)}" if v == int(v) else f"delay_{v!r}" for v in unique.tolist()])
-    return names[inverse] if len(unique) else np.array([], dtype=str)
+    names = np.array([f"delay_{int(v)}" if v == int(v) else f"delay_{v!r}" for v in unique.tolist()], dtype=object)
+    return names[inverse] if len(unique) else np.array([], dtype=object)
 
 
 def _profiles(jobs: pd.DataFrame) -> dict[str, float]:
