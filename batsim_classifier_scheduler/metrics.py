@@ -132,13 +132,20 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     n = len(column(jobs, "job_id"))
     metadata = text_values(jobs["metadata"]) if "metadata" in jobs else [""] * n
     workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs else [""] * n
-    ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(text_values(jobs["job_id"]), workloads)]
+    names = text_values(jobs["job_id"])
+    # Each attempt's id as its workload and name (``workload!name``): the table's own strings unless a name has its
+    # workload already (a full id of a million jobs made once more is 60 MB)
+    if any("!" in name for name in names) or any("!" in workload for workload in set(workloads)):
+        workloads, names = _split([j if "!" in j else f"{w}!{j}" for j, w in zip(names, workloads)])
     # Without resubmissions (no "#" in the ids, no parent in the metadata) each attempt is an original job.
-    lineage = any("#" in full_id for full_id in ids) or any("parent" in meta for meta in metadata)
-    roots = _roots(ids, metadata) if lineage else ids
-    root_workload = np.array([r.partition("!")[0] for r in roots], dtype=object)
-    root_name = np.array([r.partition("!")[2] for r in roots], dtype=object)
-    attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64) if lineage else np.zeros(n)
+    lineage = (any("#" in name for name in names) or any("#" in workload for workload in set(workloads))
+               or any("parent" in meta for meta in metadata))
+    attempt = np.zeros(n)
+    if lineage:  # each attempt's original job's
+        ids = [f"{w}!{j}" for j, w in zip(names, workloads)]
+        attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64)
+        workloads, names = _split(_roots(ids, metadata))
+    root_workload, root_name = np.array(workloads, dtype=object), np.array(names, dtype=object)
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
     submission = numeric_column(jobs, "submission_time")
@@ -149,37 +156,38 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     row = np.arange(n)
 
     # Sort attempts by original job, then in the order they ran; the last of each group is the final one.
-    if not lineage and len(set(roots)) == n:  # the common case: each row a job of its own, already in that order
+    if not lineage and _distinct(workloads, names):  # the common case: each row a job of its own, already in that order
         order = first = last = row
     else:
-        codes: dict[str, int] = {}
-        codes = np.array([codes.setdefault(root, len(codes)) for root in roots])  # in order of first appearance
+        codes: dict[tuple[str, str], int] = {}
+        codes = np.array([codes.setdefault(root, len(codes)) for root in zip(workloads, names)])  # in order of first appearance
         order = np.lexsort((row, start + runtime, attempt, submission, codes))
         codes = codes[order]
         first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         last = np.r_[first[1:], n] - 1
-    head, tail = order[first], order[last]
+    # The folded jobs in submission order (ties: in their first attempts' order), each column indexed once in that order
+    submitted = np.minimum.reduceat(submission[order], first)
+    rank = np.lexsort((np.minimum.reduceat(order, first), submitted))
+    head, tail = order[first][rank], order[last][rank]
     folded = {
-        "job_id": root_name[head], "workload_name": root_workload[head],
-        "submission_time": np.minimum.reduceat(submission[order], first),
-        "start": start[tail], "finish": start[tail] + runtime[tail], "runtime": runtime[tail],
+        "job_id": root_name[head], "workload_name": root_workload[head], "submission_time": submitted[rank],
+        "start": start[tail], "runtime": runtime[tail],
     }
+    folded["finish"] = folded["start"] + folded["runtime"]
     folded["response"] = folded["finish"] - folded["submission_time"]
     folded["wait"] = folded["response"] - folded["runtime"]
     folded["res"] = res[tail]
     folded["requested_time"] = numeric_column(jobs, "requested_time")[head]
     folded["final_state"] = state[tail]
-    folded["attempts"] = last - first + 1
-    folded["wasted_core_seconds"] = np.add.reduceat(area[order], first) - area[tail]
+    folded["attempts"] = (last - first + 1)[rank]
+    folded["wasted_core_seconds"] = (np.add.reduceat(area[order], first) - area[order[last]])[rank]
     job_class = _classes(jobs, metadata)
     if job_class is not None:  # the first class carried by the attempts, in order
         labelled = np.array([c != "" for c in job_class])[order]
         position = np.where(labelled, np.arange(n), n)
-        found = np.minimum.reduceat(position, first)
+        found = np.minimum.reduceat(position, first)[rank]
         folded["class"] = np.array(job_class + [""], dtype=object)[np.r_[order, n][found]]
-    rank = np.lexsort((np.minimum.reduceat(order, first), folded["submission_time"]))
-    names = FOLDED_COLUMNS + (["class"] if job_class is not None else [])
-    return {name: folded[name][rank] for name in names}
+    return {name: folded[name] for name in FOLDED_COLUMNS + (["class"] if job_class is not None else [])}
 
 
 def cumulative_bsld(jobs: JobsTable, tau: float = DEFAULT_TAU) -> pd.Series:
@@ -394,12 +402,26 @@ def _folded(jobs: JobsTable) -> dict[str, np.ndarray]:
 def _rows(table: dict[str, np.ndarray], which: np.ndarray | str) -> dict[str, np.ndarray]:
     """The rows of ``table`` selected by a boolean mask, or the ``"completed"`` ones (not REJECTED)."""
     mask = table["final_state"] != REJECTED if isinstance(which, str) else which
+    if mask.all():  # (every row: the same arrays, not copies)
+        return dict(table)
     return {name: values[mask] for name, values in table.items()}
 
 
 def completed_jobs(folded: pd.DataFrame) -> pd.DataFrame:
     """The folded jobs that ran (their final attempt is not REJECTED)."""
     return folded[(folded["final_state"] != REJECTED).to_numpy()]
+
+
+def _split(ids: list[str]) -> tuple[list[str], list[str]]:
+    """The workloads and the names of full ids (``workload!name``)."""
+    parts = [full_id.partition("!") for full_id in ids]
+    return [part[0] for part in parts], [part[2] for part in parts]
+
+
+def _distinct(workloads: list[str], names: list[str]) -> bool:
+    """Whether no two rows have both the same workload and the same name."""
+    pairs = names if len(set(workloads)) <= 1 else zip(workloads, names)
+    return len(set(pairs)) == len(names)
 
 
 def _roots(ids: list[str], metadata: list[str]) -> list[str]:
