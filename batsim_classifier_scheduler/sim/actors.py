@@ -375,7 +375,11 @@ class BatsimActors:
         self._registered_profiles[key] = float(decision.delay)
 
     def _profile_exists(self, key: tuple[str, str]) -> bool:
-        return key[0] == self.workload.name and key[1] in self._static_profiles
+        if key[0] != self.workload.name:
+            return False
+        if self._static_profiles is None:  # (most runs register no profile)
+            self._static_profiles = set(map(str, self.workload.column("profile")))
+        return key[1] in self._static_profiles
 
 
 class Exchange:

@@ -31,17 +31,16 @@ them) :mod:`batsim_classifier_scheduler.sim.actors`, the records they share :mod
 
 from __future__ import annotations
 
-import sys
 from collections import deque
+from collections.abc import Iterable
 from itertools import starmap
-from typing import Callable
+from typing import Callable, TypeVar
 
 from batsim_classifier_scheduler.core.messages import Event, SimulationEnds
 from batsim_classifier_scheduler.core.job import Job
 from batsim_classifier_scheduler.core.machines import full_mask
 from batsim_classifier_scheduler.util.cyclic_gc import cyclic_gc_paused
 from batsim_classifier_scheduler.errors import SimulationError
-from batsim_classifier_scheduler.sim.jobs_builder import jobs_columns
 from batsim_classifier_scheduler.sim.engine_types import (
     RUNNING,
     SEND,
@@ -59,6 +58,8 @@ from batsim_classifier_scheduler.sim.simgrid import MESSAGE_TIME, Timeline
 from batsim_classifier_scheduler.workloads.model import Workload
 
 __all__ = ["BatsimEngine", "DecideFunction", "SimulationOptions", "SimulationResult", "TimedReply"]
+
+T = TypeVar("T")
 
 
 class BatsimEngine(Shortcuts):
@@ -82,6 +83,7 @@ class BatsimEngine(Shortcuts):
         self.rows: list[SimJob] = []  # the jobs in the order their _jobs.csv rows are written
         self._registered_profiles: dict[tuple[str, str], float] = {}
         self._collected_profiles: set[tuple[str, str]] = set()
+        self._static_profiles: set[str] | None = None  # the workload's profile names, once a registration asks
         with cyclic_gc_paused():  # a few objects per job, all kept: the collector would scan them in vain
             self._load_static_jobs()
 
@@ -95,15 +97,14 @@ class BatsimEngine(Shortcuts):
             local_id = _first_duplicate(workload.column("id"))
             raise SimulationError(f"{workload.source or 'workload'}: duplicate job id {local_id!r}")
         subtimes = list(map(float, workload.column("subtime")))
-        profiles = list(map(sys.intern, map(str, workload.column("profile"))))  # (jobs of one runtime share one)
-        runtimes = list(map(float, workload.column("runtime")))
+        profiles = _shared(map(str, workload.column("profile")))
+        runtimes = _shared(map(float, workload.column("runtime")))
+        walltimes = _shared(map(float, workload.column("walltime")))
         fields = workload.job_fields()
-        jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), map(float, workload.column("walltime")),
-                                profiles, runtimes, fields))
+        jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), walltimes, profiles, runtimes, fields))
         sims = list(map(SimJob, jobs, runtimes))
         self.jobs = dict(zip(ids, sims))
         self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
-        self._static_profiles = set(profiles)
 
     # --- the run -------------------------------------------------------------------
 
@@ -126,14 +127,14 @@ class BatsimEngine(Shortcuts):
         self._waiters = self._killers = 0
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
-        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike; the table too
+        with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike
             self._submitter_process = self._spawn(self._submitter())
             self._start_server()
             self._maestro()
             unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
-            result = SimulationResult(self._jobs_columns(), self.nb_machines, self._end_time, self._messages,
+            result = SimulationResult(self.rows, self.nb_machines, self._end_time, self._messages,
                                       unfinished, self._deciding, self.options.flags())
-        self._release()
+        self._release()  # (the result keeps the rows)
         return result
 
     def _release(self) -> None:
@@ -244,11 +245,12 @@ class BatsimEngine(Shortcuts):
         self._end_time = stamp(self._timeline.now)
         self._call_decide(self._end_time, [SimulationEnds(self._end_time)])
 
-    # --- output --------------------------------------------------------------------
 
-    def _jobs_columns(self) -> dict[str, list]:
-        """One row per job, in the order Batsim writes them (:func:`~batsim_classifier_scheduler.sim.jobs_builder.jobs_columns`)."""
-        return jobs_columns(self.rows)
+def _shared(values: Iterable[T]) -> list[T]:
+    """The values, equal ones as one object: most jobs share their runtime, walltime and profile with others (a
+    float is 24 bytes, a name 60)."""
+    first: dict[T, T] = {}
+    return [first.setdefault(value, value) for value in values]
 
 
 def _first_duplicate(values: list) -> object:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 from batsim_classifier_scheduler.core.messages import SUCCESS, WALLTIME, Decision, Event
 from batsim_classifier_scheduler.core.job import Job
 from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS
+from batsim_classifier_scheduler.sim.jobs_builder import jobs_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,17 +76,25 @@ class SimulationOptions:
 class SimulationResult:
     """The outcome of one run: one row per job attempt, in Batsim's ``_jobs.csv`` schema.
 
-    The metrics and the output files read :attr:`columns`; :attr:`jobs` is the same table as a
-    DataFrame, built (and pandas imported) when it is first read.
+    The metrics and the output files read :attr:`columns`, built from the job records when first read (the
+    records are then let go): the caller of a run frees what else holds them first (the decision core), so that
+    the records and the table are never both held with everything else of the run. :attr:`jobs` is the same table
+    as a DataFrame, built (and pandas imported) when it is first read.
     """
 
-    columns: dict[str, list]  # JOBS_COLUMNS -> one value per row, rows in the order Batsim writes them
+    rows: list[SimJob]  # one per _jobs.csv row, in the order Batsim writes them (emptied once columns is built)
     nb_machines: int
     makespan: float
     nb_messages: int
     unfinished: list[str] = field(default_factory=list)
     scheduling_time: float = 0.0  # wall-clock seconds the decision process took (its replies, waited for)
     batsim_flags: list[str] = field(default_factory=list)  # the Batsim run modelled (SimulationOptions.flags)
+
+    @cached_property
+    def columns(self) -> dict[str, list]:
+        """JOBS_COLUMNS -> one value per row (:func:`~batsim_classifier_scheduler.sim.jobs_builder.jobs_columns`)."""
+        columns, self.rows = jobs_columns(self.rows), []
+        return columns
 
     @cached_property
     def jobs(self) -> pd.DataFrame:

@@ -10,21 +10,32 @@ from __future__ import annotations
 import math
 import sys
 from operator import attrgetter
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
+from batsim_classifier_scheduler.core.job import Job
 from batsim_classifier_scheduler.core.messages import REJECTED, SUCCESS
 from batsim_classifier_scheduler.core.machines import to_interval_string
 from batsim_classifier_scheduler.jobs_columns import JOBS_COLUMNS
-from batsim_classifier_scheduler.sim.engine_types import SimJob
 
 #: The columns kept as float arrays.
 TIME_COLUMNS = frozenset(("submission_time", "requested_time", "starting_time", "execution_time", "finish_time",
                           "waiting_time", "turnaround_time", "stretch", "consumed_energy"))
 
 
-def jobs_columns(sims: list[SimJob]) -> dict[str, list | np.ndarray]:
+class JobRecord(Protocol):
+    """What a row is made of: the engine's :class:`~batsim_classifier_scheduler.sim.engine_types.SimJob`."""
+
+    job: Job
+    start: float
+    finish: float
+    state: str
+    mask: int | str
+    metadata: str
+
+
+def jobs_columns(sims: list[JobRecord]) -> dict[str, list | np.ndarray]:
     """One row per job record, in the order given; rejected jobs have no times (NaN). Times are float arrays (8 bytes a
     value, computed as Python computes each: IEEE doubles alike), the other columns lists."""
     if not sims:

@@ -29,6 +29,9 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
                 tau: float = DEFAULT_TAU, wall_time: float | None = None, variant: str | None = None) -> dict[str, Any]:
     """Everything needed to read, compare and reproduce a run. ``variant`` is the name of the variant the run
     was asked for (``simulate --variant``), which ``report`` labels it with."""
+    # the table and its metrics before the checksums: the run's job records are freed by then, and hashlib's
+    # library (:mod:`~batsim_classifier_scheduler.util.checksums`) loads where they were
+    metrics = summarize(result.columns, nb_machines=result.nb_machines, tau=tau)
     return {
         "version": __version__,
         "python": platform.python_version(),
@@ -49,7 +52,7 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
             **outcome.accounting,
             "final_states": dict(Counter(result.columns["final_state"]).most_common()),
         },
-        "metrics": summarize(result.columns, nb_machines=result.nb_machines, tau=tau),
+        "metrics": metrics,
         "classifier": _classifier(outcome),
         "predictions": outcome.predictions,
         "messages": result.nb_messages,
