@@ -66,6 +66,16 @@ def test_where_filters_while_reading():
     assert trace.jobs["job"].tolist() == [1, 3, 9]
 
 
+@pytest.mark.parametrize("characters", [1, 40, 200])
+def test_text_read_a_chunk_at_a_time_gives_the_same_table(monkeypatch, characters):
+    whole = read_swf(DATA / "tiny.swf")
+    monkeypatch.setattr("batsim_classifier_scheduler.workloads.swf._CHUNK_CHARACTERS", characters)
+    chunked = read_swf(DATA / "tiny.swf")
+    assert chunked.table.tolist() == whole.table.tolist() and chunked.header == whole.header
+    filtered = read_swf(DATA / "tiny.swf", where=lambda chunk: chunk["user"] == 1)
+    assert filtered.jobs["job"].tolist() == [1, 3, 9]
+
+
 def test_write_then_read_round_trip(tmp_path):
     trace = read_swf(DATA / "tiny.swf")
     back = read_swf(write_swf(tmp_path / "copy.swf.gz", trace.jobs, trace.header))

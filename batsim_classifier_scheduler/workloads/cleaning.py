@@ -130,8 +130,9 @@ def clean(trace: SwfTrace, *, nb_res: int | None = None,
     header_fields(f"{source}: header", trace.header)  # the converted workload keeps them
     if trace.unix_start_time is not None:
         jobs["unix_submit_time"] = _as_int_if_integral(trace.unix_start_time + submit)
-    order = np.argsort(jobs["subtime"], kind="stable")
-    jobs = {name: values[order] for name, values in jobs.items()}
+    if (np.diff(jobs["subtime"]) < 0).any():  # (an archive trace is in submission order already: no copies)
+        order = np.argsort(jobs["subtime"], kind="stable")
+        jobs = {name: values[order] for name, values in jobs.items()}
     duplicated = _duplicates(jobs["id"].tolist())
     if duplicated:
         raise WorkloadError(f"{source}: duplicate job numbers {duplicated[:5]}")

@@ -53,7 +53,8 @@ _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*)\s*:\s?(.*)$")
 #: A size with its partitions' sizes, as multi-partition traces give ``MaxProcs``: ``1664 (72, 1368, 224)``.
 _SIZE_WITH_PARTITIONS = re.compile(r"\s*(\d+)\s*\(\s*(\d+(?:\s*,\s*\d+)*)\s*\)\s*")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_CHUNK_LINES = 100_000
+#: Characters of text parsed at a time (about 10,000 job lines): only their lines and tables are held at once.
+_CHUNK_CHARACTERS = 1 << 20
 #: Fields an archive trace may give with decimals (averages); the others parse as integers first: numpy reads an
 #: integer several times faster than a float, and the same value (a float table read at once only when one fails).
 _DECIMAL_FIELDS = ("cpu_avg", "mem_avg")
@@ -251,16 +252,25 @@ def _leading_comments(text: IO[str]) -> list[str]:
 
 
 def _read_fast(path: Path, where: RowFilter | None) -> np.ndarray:
-    with _reading(path) as text:
-        lines = text.read().splitlines()  # (at once: line by line, a gzip file is read through Python calls)
+    with _reading(path) as stream:
+        text = stream.read()  # (at once: line by line, a gzip file is read through Python calls)
     chunks, jobs = [], 0
-    for begin in range(0, len(lines), _CHUNK_LINES):
-        table = _numbers(lines[begin:begin + _CHUNK_LINES])
+    for table in map(_numbers, _line_chunks(text)):
         jobs += len(table)
         chunks.append(_chunk_kept(table, where))
+    del text  # (before the chunks are joined)
     if not jobs:
         raise WorkloadError(f"{path}: no job lines")
     return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+
+
+def _line_chunks(text: str) -> Iterator[list[str]]:
+    """The lines of ``text``, :data:`_CHUNK_CHARACTERS` at a time (each chunk's whole lines)."""
+    begin = 0
+    while begin < len(text):
+        end = text.find("\n", begin + _CHUNK_CHARACTERS) + 1 or len(text)
+        yield text[begin:end].splitlines()
+        begin = end
 
 
 def _numbers(lines: list[str]) -> np.ndarray:
