@@ -149,8 +149,8 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
     submission = numeric_column(jobs, "submission_time")
-    start = np.where(rejected, np.nan, numeric_column(jobs, "starting_time"))
-    runtime = np.where(rejected, np.nan, numeric_column(jobs, "execution_time"))
+    start = _unless(rejected, numeric_column(jobs, "starting_time"))
+    runtime = _unless(rejected, numeric_column(jobs, "execution_time"))
     res = np.asarray(jobs["requested_number_of_resources"])
     area = np.nan_to_num(runtime * res)
     row = np.arange(n)
@@ -168,7 +168,8 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     # The folded jobs in submission order (ties: in their first attempts' order), each column indexed once in that order
     submitted = np.minimum.reduceat(submission[order], first)
     rank = np.lexsort((np.minimum.reduceat(order, first), submitted))
-    head, tail = order[first][rank], order[last][rank]
+    head = order[first][rank]
+    tail = head if last is first else order[last][rank]
     folded = {
         "job_id": root_name[head], "workload_name": root_workload[head], "submission_time": submitted[rank],
         "start": start[tail], "runtime": runtime[tail],
@@ -397,6 +398,11 @@ def _folded(jobs: JobsTable) -> dict[str, np.ndarray]:
     if not len(column(jobs, "job_id")):
         return {name: np.array([], dtype=object if name in _TEXT else np.float64) for name in FOLDED_COLUMNS}
     return _fold(jobs)
+
+
+def _unless(rejected: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values``, NaN where ``rejected`` (the same array when no row is: no copy)."""
+    return np.where(rejected, np.nan, values) if rejected.any() else values
 
 
 def _rows(table: dict[str, np.ndarray], which: np.ndarray | str) -> dict[str, np.ndarray]:

@@ -169,3 +169,19 @@ def test_writer_formats_row_chunks_as_one_table(tmp_path, monkeypatch):
     monkeypatch.setattr(output, "ROWS_PER_WRITE", 2)
     write_jobs_csv(tmp_path / "chunked_jobs.csv", table)
     assert text_of(tmp_path / "chunked_jobs.csv") == text_of(tmp_path / "whole_jobs.csv") == text_of(FIXTURE)
+
+
+def test_jobs_columns_let_go_of_the_records():
+    from batsim_classifier_scheduler.core.job import Job
+    from batsim_classifier_scheduler.sim.engine_types import SimJob
+    from batsim_classifier_scheduler.sim.jobs_builder import jobs_columns
+
+    done = SimJob(Job("w0!7", 1.0, 2, 10.0, "delay_5", 5.0), 5.0, 2.0, 7.0, "COMPLETED_SUCCESSFULLY", 0b110)
+    rejected = SimJob(Job("w0!8", 3.0, 200, 10.0, "delay_5", 5.0), 5.0, state="REJECTED")
+    sims = [done, rejected]
+    columns = jobs_columns(sims)
+    assert sims == []  # the records are freed before the table's strings are made
+    assert columns["job_id"] == ["7", "8"] and columns["workload_name"] == ["w0", "w0"]
+    assert columns["allocated_resources"] == ["1-2", ""] and columns["success"] == [1, 0]
+    assert columns["execution_time"][0] == 5.0 and np.isnan(columns["starting_time"][1])
+    assert list(columns) == JOBS_COLUMNS

@@ -37,13 +37,20 @@ class JobRecord(Protocol):
 
 def jobs_columns(sims: list[JobRecord]) -> dict[str, list | np.ndarray]:
     """One row per job record, in the order given; rejected jobs have no times (NaN). Times are float arrays (8 bytes a
-    value, computed as Python computes each: IEEE doubles alike), the other columns lists."""
+    value, computed as Python computes each: IEEE doubles alike), the other columns lists.
+
+    ``sims`` is emptied once the records' fields are read: the records (and their numbers) are freed before the table's
+    strings are made, which take their place instead of adding to them.
+    """
     if not sims:
         return {name: np.empty(0) if name in TIME_COLUMNS else [] for name in JOBS_COLUMNS}
     jobs = _each(sims, "job")
-    states, masks = _each(sims, "state"), _each(sims, "mask")
+    states, masks, metadata = _each(sims, "state"), _each(sims, "mask"), _each(sims, "metadata")
     start, ends = np.array(_each(sims, "start"), dtype=float), np.array(_each(sims, "finish"), dtype=float)
-    ids, submission = _each(jobs, "id"), np.array(_each(jobs, "subtime"), dtype=float)
+    sims.clear()
+    ids, profiles, res = _each(jobs, "id"), _each(jobs, "profile"), _each(jobs, "res")
+    submission, walltime = np.array(_each(jobs, "subtime"), dtype=float), np.array(_each(jobs, "walltime"), dtype=float)
+    del jobs
     ran = [state != REJECTED for state in states]
     # Batsim records a null runtime as 1e-5
     runtime = np.where(ran, np.maximum(ends - start, 1e-5), math.nan)
@@ -52,13 +59,18 @@ def jobs_columns(sims: list[JobRecord]) -> dict[str, list | np.ndarray]:
     turnaround = finish - submission
     # allocations repeat: each written once (an ended job's is written already)
     intervals = {mask: mask if isinstance(mask, str) else to_interval_string(mask) for mask in set(masks)}
+    allocated = [intervals[mask] if r else "" for mask, r in zip(masks, ran)]
+    del masks, intervals
+    names = [job_id.partition("!")[2] for job_id in ids]
+    workloads = list(map(sys.intern, (job_id.partition("!")[0] for job_id in ids)))
+    del ids
     return {
-        "job_id": [job_id.partition("!")[2] for job_id in ids],
-        "workload_name": list(map(sys.intern, (job_id.partition("!")[0] for job_id in ids))),
-        "profile": _each(jobs, "profile"),
+        "job_id": names,
+        "workload_name": workloads,
+        "profile": profiles,
         "submission_time": submission,
-        "requested_number_of_resources": _each(jobs, "res"),
-        "requested_time": np.array(_each(jobs, "walltime"), dtype=float),
+        "requested_number_of_resources": res,
+        "requested_time": walltime,
         "success": [int(state == SUCCESS) for state in states],
         "final_state": states,
         "starting_time": start,
@@ -67,9 +79,9 @@ def jobs_columns(sims: list[JobRecord]) -> dict[str, list | np.ndarray]:
         "waiting_time": start - submission,
         "turnaround_time": turnaround,
         "stretch": turnaround / runtime,
-        "allocated_resources": [intervals[mask] if r else "" for mask, r in zip(masks, ran)],
-        "consumed_energy": np.full(len(sims), -1.0),
-        "metadata": _each(sims, "metadata"),
+        "allocated_resources": allocated,
+        "consumed_energy": np.full(len(states), -1.0),
+        "metadata": metadata,
     }
 
 

@@ -29,8 +29,7 @@ def run_summary(result: SimulationResult, outcome: Outcome, workload: Workload, 
                 tau: float = DEFAULT_TAU, wall_time: float | None = None, variant: str | None = None) -> dict[str, Any]:
     """Everything needed to read, compare and reproduce a run. ``variant`` is the name of the variant the run
     was asked for (``simulate --variant``), which ``report`` labels it with."""
-    # the table and its metrics before the checksums: the run's job records are freed by then, and hashlib's
-    # library (:mod:`~batsim_classifier_scheduler.util.checksums`) loads where they were
+    # (the table first: the run's job records are freed before the rest of the summary is made)
     metrics = summarize(result.columns, nb_machines=result.nb_machines, tau=tau)
     return {
         "version": __version__,
