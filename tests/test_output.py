@@ -176,8 +176,8 @@ def test_jobs_columns_let_go_of_the_records():
     from batsim_classifier_scheduler.sim.engine_types import SimJob
     from batsim_classifier_scheduler.sim.jobs_builder import jobs_columns
 
-    done = SimJob(Job("w0!7", 1.0, 2, 10.0, "delay_5", 5.0), 5.0, 2.0, 7.0, "COMPLETED_SUCCESSFULLY", 0b110)
-    rejected = SimJob(Job("w0!8", 3.0, 200, 10.0, "delay_5", 5.0), 5.0, state="REJECTED")
+    done = SimJob(Job("w0!7", 1.0, 2, 10.0, "delay_5", 5.0), 2.0, 7.0, "COMPLETED_SUCCESSFULLY", 0b110)
+    rejected = SimJob(Job("w0!8", 3.0, 200, 10.0, "delay_5", 5.0), state="REJECTED")
     sims = [done, rejected]
     columns = jobs_columns(sims)
     assert sims == []  # the records are freed before the table's strings are made

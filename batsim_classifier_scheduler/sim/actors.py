@@ -145,7 +145,7 @@ class BatsimActors:
         for job_id in job_ids:
             sim = self.jobs[job_id]
             if sim.state == RUNNING:
-                executor = sim.executor
+                executor = self._executors[job_id]
                 if executor.sleep is not None:
                     self._timeline.cancel(executor.sleep)
                 executor.dead = True
@@ -159,7 +159,8 @@ class BatsimActors:
         now = stamp(self._timeline.now)
         self._active += len(message[1])
         for sim in message[1]:
-            sim.submitted = True
+            if sim.state is None:  # (not when rejected before)
+                sim.state = ""
             self._recorded.append(JobSubmitted(now, sim.job))
 
     def _on_completed(self, message: tuple) -> None:
@@ -271,7 +272,7 @@ class BatsimActors:
 
     def _execute(self, decision: Execute) -> None:
         sim = self._start_job(decision)
-        sim.executor = self._spawn(self._executor(sim))
+        self._executors[decision.job_id] = self._spawn(self._executor(sim))
 
     def _run_job(self, decision: Execute) -> None:
         """EXECUTE_JOB in a plain exchange (:meth:`~batsim_classifier_scheduler.sim.fast_paths.Shortcuts._finish_exchange`): the job
@@ -279,7 +280,7 @@ class BatsimActors:
         runs or draws an action's number in between."""
         sim = self._start_job(decision)
         duration, state = run_duration(sim)  # (longer than 1e-6 s: the exchange is plain)
-        executor = sim.executor = Process(JobEnd(self, sim, state))
+        executor = self._executors[decision.job_id] = Process(JobEnd(self, sim, state))
         executor.sleep = self._timeline.sleep(duration, executor)
 
     def _start_job(self, decision: Execute) -> SimJob:
@@ -288,7 +289,7 @@ class BatsimActors:
         job = sim.job
         if sim.state:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is {sim.state}, not waiting")
-        if not sim.submitted:
+        if sim.state is None:
             raise SimulationError(f"EXECUTE_JOB: job {job.id!r} is not submitted yet")
         mask = decision.machines
         if mask.bit_count() != job.res:
@@ -314,7 +315,7 @@ class BatsimActors:
     def _end(self, sim: SimJob, state: str) -> None:
         """A job ends (its executor's time is up, or a killer killed it): its machines are free."""
         sim.state, sim.finish = state, stamp(self._timeline.now)
-        sim.executor = None  # (it only ends now: without it, its frame would live as long as the job's record)
+        del self._executors[sim.job.id]  # (it only ends now)
         self.free |= sim.mask
         sim.mask = kept_allocation(sim.mask)  # (a large machine's mask would keep kilobytes per job: a string)
         if self.options.enable_dynamic_jobs and not self.options.enable_profile_reuse:  # REGISTER_JOB checks them
@@ -332,12 +333,12 @@ class BatsimActors:
         kept = []
         for job_id in job_ids:
             sim = self._known(job_id, "KILL_JOB")
-            if sim.kill_requested:
+            if job_id in self._kill_requested:
                 continue  # Batsim drops repeated kills silently
-            if sim.state != RUNNING and sim.state in ("", REJECTED):
+            if sim.state != RUNNING and sim.state in (None, "", REJECTED):
                 raise SimulationError(f"KILL_JOB: job {job_id!r} is "
                                       f"{'waiting' if not sim.state else sim.state}, not running")
-            sim.kill_requested = True
+            self._kill_requested.add(job_id)
             kept.append(job_id)
         if kept:
             self._killers += 1
@@ -363,7 +364,7 @@ class BatsimActors:
         if runtime is None:
             raise SimulationError(f"{what}: profile {job.profile!r} has no known delay")
         registered = Job(job.id, job.subtime, job.res, job.walltime, job.profile, runtime, dict(job.extras))
-        self.jobs[job.id] = SimJob(registered, float(runtime), submitted=True)  # Batsim submits it as it reads it
+        self.jobs[job.id] = SimJob(registered, state="")  # Batsim submits it as it reads it
 
     def _register_profile(self, decision: RegisterProfile) -> None:
         what = f"REGISTER_PROFILE {decision.workload}!{decision.name}"

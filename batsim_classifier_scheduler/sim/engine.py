@@ -102,7 +102,7 @@ class BatsimEngine(Shortcuts):
         walltimes = _shared(map(float, workload.column("walltime")))
         fields = workload.job_fields()
         jobs = starmap(Job, zip(ids, subtimes, map(int, workload.column("res")), walltimes, profiles, runtimes, fields))
-        sims = list(map(SimJob, jobs, runtimes))
+        sims = list(map(SimJob, jobs))
         self.jobs = dict(zip(ids, sims))
         self._static = [sim for _, _, sim in sorted(zip(subtimes, ids, sims))]  # ids are unique: sims never compared
 
@@ -126,12 +126,14 @@ class BatsimEngine(Shortcuts):
         self._submitter_done = self._registration_finished = False
         self._waiters = self._killers = 0
         self._active = 0  # jobs submitted and not done (completed, killed or rejected)
+        self._executors: dict[str, Process] = {}  # the running jobs' executors, by job id
+        self._kill_requested: set[str] = set()  # the jobs a KILL_JOB named (Batsim drops repeated kills)
         self._messages, self._deciding, self._reported = 0, 0.0, 0
         with cyclic_gc_paused():  # in process (simulate) or over the socket (batsim-peer) alike
             self._submitter_process = self._spawn(self._submitter())
             self._start_server()
             self._maestro()
-            unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in ("", RUNNING)]
+            unfinished = [job_id for job_id, sim in self.jobs.items() if sim.state in (None, "", RUNNING)]
             result = SimulationResult(self.rows, self.nb_machines, self._end_time, self._messages,
                                       unfinished, self._deciding, self.options.flags())
         self._release()  # (the result keeps the rows)
@@ -143,6 +145,7 @@ class BatsimEngine(Shortcuts):
         self._handlers = self._decide = self._progress = None
         self._to_run, self._static, self.rows = [], [], []
         self._mailbox.clear()
+        self._executors = {}
         self._timeline = Timeline()
         self.jobs = {}
 

@@ -27,7 +27,7 @@ class TimedReply:
 
 DecideFunction = Callable[[float, Sequence[Event]], "Sequence[Decision] | TimedReply"]
 
-#: The state of a running job (a waiting one has "", an ended one its final state).
+#: The state of a running job (a job not submitted yet has None, a waiting one "", an ended one its final state).
 RUNNING = "RUNNING"
 
 # SimGrid's blocking calls, as actors yield them, and the reports actors send the server.
@@ -46,15 +46,16 @@ class SimJob:
     """What the engine knows of one job."""
 
     job: Job
-    runtime: float
     start: float = math.nan
     finish: float = math.nan
-    state: str = ""  # "" (waiting), RUNNING, or a final state
+    state: str | None = None  # None until submitted, then "" (waiting), RUNNING, or a final state
     mask: int | str = 0  # its machines while it runs; once it ended, as machines.kept_allocation keeps them
     metadata: str = ""
-    submitted: bool = False
-    kill_requested: bool = False
-    executor: Any = None
+
+    @property
+    def runtime(self) -> float:
+        """Its delay (its job's runtime, known to the engine)."""
+        return self.job.runtime
 
 
 @dataclass
