@@ -6,7 +6,7 @@ import math
 import pickle
 
 from batsim_classifier_scheduler.core.job import JobFields
-from batsim_classifier_scheduler.workloads.model import Workload
+from batsim_classifier_scheduler.workloads.model import RowFields, Workload
 
 
 def workload(**extras: list) -> Workload:
@@ -44,7 +44,8 @@ def test_numpy_columns_give_fields_that_read_their_row():
 
     fields = workload(user=np.array([7, 8]), queue=np.array(["a", "b"]), unix_submit_time=np.array([1.0e9, 1.5e9])
                       ).job_fields()
-    assert all(isinstance(each, JobFields) for each in fields)
+    assert all(isinstance(each, RowFields) for each in fields)
+    assert list(fields[1]) == ["user", "queue", "unix_submit_time"] and len(fields[1]) == 3 and "queue" in fields[1]
     assert fields[1] == {"user": 8, "queue": "b", "unix_submit_time": 1.5e9}
     assert type(fields[1]["user"]) is int and type(fields[0].get("queue")) is str and fields[0].get("group") is None
     back = pickle.loads(pickle.dumps(fields[0]))
