@@ -184,3 +184,12 @@ def test_sdsc_ds_runs_on_its_1664_processors():
 
     header = read_header(shared("workloads/SDSC-DS-2004-2.1-cln.swf.gz"))
     assert SwfTrace(table=None, header=header, path=None).declared_size() == ("MaxProcs", 1664, (72, 1368, 224))
+
+
+@pytest.mark.parametrize("values, dtype", [([3.0, -1.0, 7.0], np.int32), ([3, 2**31], np.int64),
+                                           ([-(2**31), 2**31 - 1], np.int32), ([1.5, 2.0], np.float64)])
+def test_integral_extra_fields_are_kept_as_narrow_integers_as_their_values_allow(values, dtype):
+    from batsim_classifier_scheduler.workloads.cleaning import _as_int_if_integral
+
+    kept = _as_int_if_integral(np.array(values))
+    assert kept.dtype == dtype and kept.tolist() == values
