@@ -10,7 +10,7 @@ import pytest
 
 from batsim_classifier_scheduler.errors import WorkloadError
 from batsim_classifier_scheduler.workloads import CleaningRules, convert_swf
-from batsim_classifier_scheduler.workloads.cleaning import clean
+from batsim_classifier_scheduler.workloads.cleaning import _as_int_if_integral, clean
 from batsim_classifier_scheduler.workloads.swf import read_swf
 
 from tests.helpers import DATA, SHARED, shared  # noqa: F401
@@ -189,7 +189,5 @@ def test_sdsc_ds_runs_on_its_1664_processors():
 @pytest.mark.parametrize("values, dtype", [([3.0, -1.0, 7.0], np.int32), ([3, 2**31], np.int64),
                                            ([-(2**31), 2**31 - 1], np.int32), ([1.5, 2.0], np.float64)])
 def test_integral_extra_fields_are_kept_as_narrow_integers_as_their_values_allow(values, dtype):
-    from batsim_classifier_scheduler.workloads.cleaning import _as_int_if_integral
-
     kept = _as_int_if_integral(np.array(values))
     assert kept.dtype == dtype and kept.tolist() == values
