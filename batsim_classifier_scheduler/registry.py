@@ -33,6 +33,7 @@ from typing import Annotated, Any, Callable, get_args, get_origin
 import msgspec
 
 from batsim_classifier_scheduler.errors import ConfigError, PluginError, describe, error_text
+from batsim_classifier_scheduler.util.checksums import data_hash
 
 __all__ = ["KINDS", "Entry", "Kind", "Made", "Rules", "alias", "builtins", "call", "canonical", "define", "describe",
            "describe_options", "error_text", "is_builtin", "make", "names", "options", "options_type", "register",
@@ -395,10 +396,8 @@ def _import_file(kind: str, spec: str, location: str) -> Any:
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     module = _files.get(key)
     if module is None:
-        import hashlib  # (here: it loads OpenSSL, about 4 MiB of memory, which a plug-in's name alone needs)
-
         stem = re.sub(r"\W", "_", path.stem)
-        name = f"scheduler_plugin_{stem}_{hashlib.sha256(key[0].encode()).hexdigest()[:12]}"
+        name = f"scheduler_plugin_{stem}_{data_hash(key[0], 12)}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         if module_spec is None or module_spec.loader is None:
             raise PluginError(f"{kind} {spec!r}: {location} is not a Python file")

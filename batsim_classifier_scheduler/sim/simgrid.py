@@ -289,15 +289,7 @@ _LOOP_BINADES = [(low, high, loss, _kept_from(low, loss)) for low, high, loss in
 def _after_run(remaining: float, count: float) -> float:
     """``remaining`` after a run of ``count`` message steps alone: :func:`_replay_entries` of one entry whose step is
     0, without its loop."""
-    if remaining < PRECISION:
-        return 0.0
-    if count and remaining <= _ABSORBED:
-        _, _, loss, kept = _LOOP_BINADES[math.frexp(remaining)[1] + 30]
-        after = remaining - count * loss
-        if after >= kept:  # no step left the binade: each lost ``loss``
-            return after
-        return after_messages(remaining, int(count))
-    return remaining
+    return _replay_entry(remaining, 0.0, count)  # (less a step of 0: ``remaining`` itself)
 
 
 #: Logs at least this long are replayed in numpy (shorter ones cost less entry by entry: with the bulk replays of
@@ -357,7 +349,7 @@ def _replay_entry(remaining: float, step: float, count: float) -> float:
     if count and remaining <= _ABSORBED:
         _, _, loss, kept = _LOOP_BINADES[math.frexp(remaining)[1] + 30]
         after = remaining - count * loss
-        if after >= kept:
+        if after >= kept:  # no step left the binade: each lost ``loss``
             return after
         return after_messages(remaining, int(count))
     return remaining

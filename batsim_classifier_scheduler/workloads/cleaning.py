@@ -191,9 +191,6 @@ def _declared_size(trace: SwfTrace, nb_res: int | None, res: np.ndarray) -> tupl
     return largest, "largest job (no MaxProcs header)"
 
 
-_INT32 = np.iinfo(np.int32)
-
-
 def _job_ids(numbers: np.ndarray) -> np.ndarray:
     """Job ids as text: SWF job numbers as integers, names (Slurm's ``123_4``) as they are."""
     if numbers.dtype.kind in "iufcb":
@@ -216,13 +213,15 @@ def _duplicates(ids: list[str]) -> list[str]:
     return list(twice)
 
 
+_INT32 = np.iinfo(np.int32)
+
+
 def _as_int_if_integral(values: np.ndarray) -> np.ndarray:
     """Integral values as integers, 32-bit when every one fits (an SWF trace's extra fields: half the memory a job),
     else 64-bit; other values as they are."""
     values = np.asarray(values)
-    if values.dtype.kind == "f" and not (np.isfinite(values).all() and (values == np.round(values)).all()):
-        return values
-    if values.dtype.kind not in "if":
+    kind = values.dtype.kind
+    if not (kind == "i" or kind == "f" and np.isfinite(values).all() and (values == np.round(values)).all()):
         return values
     if len(values) and _INT32.min <= values.min() and values.max() <= _INT32.max:
         return values.astype(np.int32)
