@@ -94,6 +94,10 @@ RULES: dict[str, list[str]] = {
     "guaranteed-trial-600": [*GUARANTEED, "--probe-limit", "600"],
     "guaranteed-band-0.01": [*GUARANTEED, "--probe-threshold", "0.01"],
     "guaranteed-band-0.05": [*GUARANTEED, "--probe-threshold", "0.05"],
+    # each guarantee lifted alone (a limit of 1 keeps none): what each costs where guaranteed misses a bar
+    "guaranteed-no-kill-limit": [*GUARANTEED, "--kill-limit", "1"],
+    "guaranteed-no-waste-limit": [*GUARANTEED, "--waste-limit", "1"],
+    "guaranteed-no-bound": [*GUARANTEED, "--promote-overdue", "none"],
 }
 
 
