@@ -14,14 +14,14 @@ KTH-SP2 (100 processors), SDSC-SP2 (128), HPC2N (240), RICC-2010-2 (8,192; its c
 8192``), CEA-Curie-2011-2.1-cln (93,312). ``--lines N`` runs the first N lines of each instead of the whole traces;
 RICC and CEA-Curie run ``--repeat-large`` rounds (default 1: about four minutes of CPU for the two revisions).
 
-``--classifier`` adds classification-idempotent against base (this checkout, same rounds) on SDSC-SP2 and HPC2N:
-the CPU of scikit-learn's ``fit`` (``BaseForest.fit``) and of its import, each timed in the child with
-``time.process_time``, apart from the rest of the run, as a ratio to base's whole run; and that rest split in two by
-a third run, ``class-clairvoyant --safeguard kill`` (perfect classes: the two queues, the metadata and the safeguard's
+``--classifier`` adds classification-idempotent against base (this checkout, same rounds) on SDSC-SP2 and HPC2N: the
+CPU of scikit-learn's ``fit`` (``BaseForest.fit``) and of its import, each timed in the child with
+``time.process_time``, apart from the rest of the run, as a ratio to base's whole run; and that rest split in two by a
+third run, ``class-clairvoyant --safeguard kill`` (perfect classes: the two queues, the metadata and the safeguard's
 calls, but no forest and no job killed): the simulation under the classes, and the classifier's rest (features,
-history, encoding, predictions, and the kills and retries the forest's errors cause). ``--serve`` adds ``serve`` (EASY-FCFS, its own process) driven by ``batsim-peer`` (the embedded
-Batsim side, in another process) over loopback TCP on KTH-SP2, this checkout against the baseline: serve's own CPU
-per Batsim message, same ``_jobs.csv`` checked.
+history, encoding, predictions, and the kills and retries the forest's errors cause). ``--serve`` adds ``serve``
+(EASY-FCFS, its own process) driven by ``batsim-peer`` (the embedded Batsim side, in another process) over loopback
+TCP on KTH-SP2, this checkout against the baseline: serve's own CPU per Batsim message, same ``_jobs.csv`` checked.
 
 Bars (issue 49): KTH-SP2, SDSC-SP2, HPC2N at most 0.9x the baseline's CPU; RICC and CEA-Curie at most 0.5x; peak
 memory at most 2 kB per job; classification-idempotent's CPU outside ``fit`` at most 2x base's; serve at most 0.9x.

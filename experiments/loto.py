@@ -66,8 +66,8 @@ FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 #: retries' wait bound beside the limits (--overdue-bound, --overdue-after) at e11e647, the lanes for the retries
 #: only (--promote-overdue killed-user) and over every first attempt (queue-user-all) at 72edce3, and the retries ahead
 #: of Q's first attempts (--retry-place ahead, ahead-oldest) and trials granted at their start (--grant-at start) on
-#: patches of 442f880 and 7e3aaac that were not kept: their runs stay
-#: in docs/data/loto_points.csv, limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
+#: patches of 442f880 and 7e3aaac that were not kept: their runs stay in docs/data/loto_points.csv,
+#: limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,
