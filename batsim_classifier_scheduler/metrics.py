@@ -133,18 +133,23 @@ def _fold(jobs: JobsTable) -> dict[str, np.ndarray]:
     metadata = text_values(jobs["metadata"]) if "metadata" in jobs else [""] * n
     workloads = text_values(jobs["workload_name"]) if "workload_name" in jobs else [""] * n
     names = text_values(jobs["job_id"])
-    # Each attempt's id as its workload and name (``workload!name``): the table's own strings unless a name has its
-    # workload already (a full id of a million jobs made once more is 60 MB)
+    # Each attempt's full id (``workload!name``) is made only when needed: when a name has its workload already, or
+    # for the lineage; else the table's own strings serve (a full id of a million jobs made once more is 60 MB)
+    ids = None
     if any("!" in name for name in names) or any("!" in workload for workload in set(workloads)):
-        workloads, names = _split([j if "!" in j else f"{w}!{j}" for j, w in zip(names, workloads)])
+        ids = [j if "!" in j else f"{w}!{j}" for j, w in zip(names, workloads)]
     # Without resubmissions (no "#" in the ids, no parent in the metadata) each attempt is an original job.
-    lineage = (any("#" in name for name in names) or any("#" in workload for workload in set(workloads))
-               or any("parent" in meta for meta in metadata))
+    hashed = (any("#" in full_id for full_id in ids) if ids is not None
+              else any("#" in name for name in names) or any("#" in workload for workload in set(workloads)))
+    lineage = hashed or any("parent" in meta for meta in metadata)
     attempt = np.zeros(n)
     if lineage:  # each attempt's original job's
-        ids = [f"{w}!{j}" for j, w in zip(names, workloads)]
+        if ids is None:
+            ids = [f"{w}!{j}" for j, w in zip(names, workloads)]
         attempt = np.array([_attempt_number(i) for i in ids], dtype=np.float64)
-        workloads, names = _split(_roots(ids, metadata))
+        ids = _roots(ids, metadata)
+    if ids is not None:
+        workloads, names = _split(ids)
     root_workload, root_name = np.array(workloads, dtype=object), np.array(names, dtype=object)
     state = np.array(text_values(jobs["final_state"]), dtype=object)
     rejected = state == REJECTED
