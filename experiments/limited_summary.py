@@ -7,9 +7,9 @@ it, 3 points), its AWF is at most 1.10x class-clairvoyant's, its large jobs' mea
 
     python experiments/limited_summary.py POINTS.csv [POINTS.csv...] [--rules RULE,...] [--loto]
 
-``--loto``: leave-one-trace-out with these bars, among the rules run with three seeds or more on the five traces: for each
-trace, the rule meeting them on the most trace and policy pairs of the four others (then the highest least median
-share), and how it does on the trace left out.
+``--loto``: leave-one-trace-out with these bars, among the rules run with three seeds or more on the five traces (those
+of ``--rules`` when given): for each trace, the rule meeting them on the most trace and policy pairs of the four others
+(then the highest least median share), and how it does on the trace left out.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ if __name__ == "__main__":
     with_loto = "--loto" in args
     files = [arg for arg in args if arg != "--loto"]
     points = pd.concat([pd.read_csv(path) for path in files]).drop_duplicates(["rule", "trace", "policy", "seed"])
-    table = summary(points)
+    table = summary(points[points["rule"].isin(rules)] if rules else points)
     if with_loto:
         print(loto(table).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print()
-    print(markdown(table[table["rule"].isin(rules)] if rules else table))
+    print(markdown(table))

@@ -66,7 +66,9 @@ FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 #: retries' wait bound beside the limits (--overdue-bound, --overdue-after) at e11e647, the lanes for the retries
 #: only (--promote-overdue killed-user) and over every first attempt (queue-user-all) at 72edce3, and the retries ahead
 #: of Q's first attempts (--retry-place ahead, ahead-oldest) and trials granted at their start (--grant-at start) on
-#: patches of 442f880 and 7e3aaac that were not kept: their runs stay in docs/data/loto_points.csv,
+#: patches of 442f880 and 7e3aaac, W counting a moved job's wait but its lane's hold (alone and with every waiting job
+#: watched) and the moves taking the older waiting jobs with them on patches of 579ad7c, none of them kept: their runs
+#: stay in docs/data/loto_points.csv,
 #: limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
@@ -95,6 +97,10 @@ RULES: dict[str, list[str]] = {
     "guaranteed-trial-600": [*GUARANTEED, "--probe-limit", "600"],
     "guaranteed-band-0.01": [*GUARANTEED, "--probe-threshold", "0.01"],
     "guaranteed-band-0.05": [*GUARANTEED, "--probe-threshold", "0.05"],
+    "guaranteed-slack-0.15": [*GUARANTEED, "--head-slack", "0.15"],
+    "guaranteed-slack-0.6": [*GUARANTEED, "--head-slack", "0.6"],
+    "guaranteed-promote-3.5": [*GUARANTEED, "--promote-after", "3.5"],
+    "guaranteed-promote-14": [*GUARANTEED, "--promote-after", "14"],
     # each guarantee lifted alone (a limit of 1 keeps none): what each costs where guaranteed misses a bar
     "guaranteed-no-kill-limit": [*GUARANTEED, "--kill-limit", "1"],
     "guaranteed-no-waste-limit": [*GUARANTEED, "--waste-limit", "1"],
