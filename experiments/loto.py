@@ -68,8 +68,9 @@ FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 #: only (--promote-overdue killed-user) and over every first attempt (queue-user-all) at 72edce3, and the retries ahead
 #: of Q's first attempts (--retry-place ahead, ahead-oldest) and trials granted at their start (--grant-at start) on
 #: patches of 442f880 and 7e3aaac, W counting a moved job's wait but its lane's hold (alone and with every waiting job
-#: watched), the moves taking older waiting jobs along (all, those ahead, the first) and the head slack stated by the
-#: bound on patches of 579ad7c, none of them kept: their runs stay in docs/data/loto_points.csv,
+#: watched), the moves taking older waiting jobs along (all, those ahead, the first) and the head slack held within the
+#: bound (alone, and with the 0.6 slack) on patches of 579ad7c, none of them kept: their runs stay in
+#: docs/data/loto_points.csv,
 #: limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
