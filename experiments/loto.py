@@ -11,9 +11,9 @@ the forest's seed: run once), at most ``-j`` ``simulate`` processes at a time (u
 Leave-one-trace-out: for each trace T, the rule chosen on the four others with seed 0 (the most runs meeting every
 bar, then the highest least share of class-clairvoyant's reduction; a candidate was run on all five) is reported on
 T, with every seed measured there; and the same on the typical runs (``seed_medians``: per rule run with seeds 0-4,
-the median over the seeds of each gain measure, the worst of each harm measure). RICC and CEA-Curie (``--traces
-RICC,CEA-Curie --policies fcfs``) are reported, never chosen on: ``table`` prints their runs' bars, the tables leave
-them out.
+the median over the seeds of each measure; ``limited_summary.py --loto`` judges harm on every run instead). RICC and
+CEA-Curie (``--traces RICC,CEA-Curie --policies fcfs``) are reported, never chosen on: ``table`` prints their runs'
+bars, the tables leave them out.
 """
 
 from __future__ import annotations
@@ -175,22 +175,16 @@ def loto(points: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: The harm measures: judged on every run, so the typical run carries their worst over the seeds.
-HARM = ["killed", "waste", "max_wait_vs_base"]
-
-
 def seed_medians(points: pd.DataFrame, seeds: int = 5) -> pd.DataFrame:
-    """Per rule, trace and policy run with ``seeds`` seeds: the median over the seeds of each gain measure (the
-    typical run) and the worst of each harm measure (``HARM``), and the bars they meet."""
+    """Per rule, trace and policy run with ``seeds`` seeds: the median over the seeds of each measure (the typical
+    run), and the bars that median meets."""
     points = points[points["trace"].isin(TRACES)]
     keys = ["rule", "trace", "policy"]
     counts = points.groupby(keys)["seed"].nunique()
     complete = points.set_index(keys).loc[counts[counts == seeds].index]
     if complete.empty:
         return pd.DataFrame()
-    by_run = complete.drop(columns=["seed", "all_met", "bars_met"]).groupby(level=keys, sort=False)
-    medians = by_run.median()
-    medians[HARM] = by_run[HARM].max()
+    medians = complete.drop(columns=["seed", "all_met", "bars_met"]).groupby(level=keys, sort=False).median()
     medians = medians.reset_index()
     medians["bars_met"] = [bars_met(row, row["policy"]) for row in medians.to_dict("records")]
     medians["all_met"] = ~medians["bars_met"].str.contains("-", regex=False)
@@ -260,8 +254,8 @@ def markdown(points: pd.DataFrame) -> str:
     lines += ["", *loto_table(loto(points), "chosen on the other four", seeds=True)]
     medians = seed_medians(points)
     if not medians.empty:
-        lines += ["", "The typical run: per rule run with the five seeds, the median over the seeds of each gain measure "
-                  "and the worst of each harm measure, and the bars they miss:", "", *grid(medians.set_index(keys), "rule"), "",
+        lines += ["", "The typical run: per rule run with the five seeds, the median over the seeds of each measure, "
+                  "and the bars it misses:", "", *grid(medians.set_index(keys), "rule"), "",
                   *loto_table(loto_medians(medians), "chosen on the other four (medians)", seeds=False)]
     for rule in dict.fromkeys(points["rule"]):
         runs = points[points["rule"] == rule].set_index(["seed", "trace", "policy"])
