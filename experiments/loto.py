@@ -68,7 +68,7 @@ FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 #: only (--promote-overdue killed-user) and over every first attempt (queue-user-all) at 72edce3, and the retries ahead
 #: of Q's first attempts (--retry-place ahead, ahead-oldest) and trials granted at their start (--grant-at start) on
 #: patches of 442f880 and 7e3aaac, W counting a moved job's wait but its lane's hold (alone and with every waiting job
-#: watched), the moves taking older waiting jobs along (all, those ahead, the first) and the head slack held within the
+#: watched), the moves taking older waiting jobs along (all of them, the first only) and the head slack held within the
 #: bound (alone, and with the 0.6 slack) on patches of 579ad7c, none of them kept: their runs stay in
 #: docs/data/loto_points.csv,
 #: limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
@@ -103,6 +103,8 @@ RULES: dict[str, list[str]] = {
     "guaranteed-slack-0.6": [*GUARANTEED, "--head-slack", "0.6"],
     "guaranteed-promote-3.5": [*GUARANTEED, "--promote-after", "3.5"],
     "guaranteed-promote-14": [*GUARANTEED, "--promote-after", "14"],
+    # a move overtakes no older job ahead of it (CEA-Curie's longest wait under its bar, two pairs' gain lost)
+    "guaranteed-no-overtaking-ahead": [*GUARANTEED, "--promote-overdue", "queue-user-ahead"],
     # each guarantee lifted alone (a limit of 1 keeps none): what each costs where guaranteed misses a bar
     "guaranteed-no-kill-limit": [*GUARANTEED, "--kill-limit", "1"],
     "guaranteed-no-waste-limit": [*GUARANTEED, "--waste-limit", "1"],

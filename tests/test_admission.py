@@ -281,6 +281,46 @@ def test_a_trial_withdrawn_into_q_is_watched_by_the_waits_bound():
     assert_lanes_bounded(table, core, 5_000)
 
 
+# Small job 1 waits 100 s behind job 0 (the bound: 100 s); large job 4 then holds the machine until 1,150. Uncertain
+# job 2 (the whole machine) waits in its queue from 160; large job 3 (one processor) is due at 300.
+OVERTAKEN = [(0, 4, 100, 100), (0, 4, 50, 50), (160, 4, 5_000, 50), (200, 1, 10, 10), (150, 4, 1_000, 1_000)]
+
+
+def test_with_queue_user_ahead_a_job_due_takes_along_the_older_waiting_jobs_ahead_of_it():
+    starts = {}
+    for scope in ("queue-user", "queue-user-ahead"):
+        table, core, _ = run(OVERTAKEN, 4, small={"w0!1"}, uncertain={"w0!2"}, promote_overdue=scope)
+        starts[scope] = table["starting_time"].to_dict()
+        assert core.overdue.due_since["w0!3"] == 300.0  # its wait reached the bound
+    assert starts["queue-user"]["3"] == 1_150 and starts["queue-user"]["2"] == 1_160  # job 3 overtook job 2
+    assert core.overdue.due_since["w0!2"] == 300.0  # taken along by job 3
+    assert starts["queue-user-ahead"]["2"] == 1_150 and starts["queue-user-ahead"]["3"] == 1_200
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(), st.sampled_from([30.0, 100.0]), st.sampled_from([0.25, 0.5]),
+       st.lists(st.integers(0, 2), min_size=14, max_size=14))
+def test_under_fcfs_with_queue_user_ahead_no_move_overtakes_an_older_waiting_job(workload, divider, kills, users):
+    """Under FCFS every older job is ahead: when a job becomes due, every first attempt submitted before it and still
+    waiting is due too (taken along, or due itself); one moved job at a time per user, as under queue-user."""
+    jobs, small, uncertain = workload
+    table, core, _ = run(jobs, 4, small=small, uncertain=uncertain, divider=divider, kill_limit=kills,
+                         promote_overdue="queue-user-ahead", users=users[:len(jobs)])
+    due_since = core.overdue.due_since
+    firsts = {f"w0!{job_id}": row["starting_time"] for job_id, row in table.iterrows() if "#" not in job_id}
+    for job_id, due in due_since.items():
+        for other, start in firsts.items():
+            if core.jobs[other].subtime < core.jobs[job_id].subtime and start > due:
+                assert due_since.get(other, due + 1) <= due, (other, job_id)
+    lanes: dict = {}
+    for job_id, promoted in core.overdue.promoted.items():
+        finish = table.loc[job_id.partition("!")[2], "finish_time"]
+        lanes.setdefault(core.jobs[job_id].extras.get("user"), []).append((promoted, finish))
+    for held in lanes.values():
+        held.sort()
+        assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+
+
 def test_the_limits_need_kills_decided_by_the_core():
     with pytest.raises(ConfigError, match="kill_on blocking, demand or patient"):
         SchedulerConfig(classifier="rf", safeguard="kill", kill_limit=0.1)

@@ -151,7 +151,10 @@ class SchedulerConfig:
                 "killed-planned: the same as killed, or as soon as the start EASY plans for it now would make it wait "
                 "longer; queue: every job of Q; queue-user: every job of Q, one at a time per user, the next once the "
                 "previous has ended (a burst of one user's jobs takes one lane, not the machine), the longest wait "
-                "counting the first attempts started unpromoted (classification-guaranteed)")
+                "counting the first attempts started unpromoted (classification-guaranteed); queue-user-ahead: "
+                "queue-user, and a job due takes along the older waiting jobs ahead of it, whatever their queue (a "
+                "move overtakes no older job; CEA-Curie's longest wait 1.26x base's, 6 pairs of 10 meeting every bar "
+                "on the typical runs against guaranteed's 8: docs/notebook/2026-12-06-guaranteed.md)")
     kill_limit: float | None = option(
         None, "the site's limit on the jobs killed, a share: a trial is granted only within it (default: none)",
         optional(probability_or_one), metavar="F", parse=number_text, group="trials",

@@ -36,8 +36,9 @@ OVERDUE_RANK = -1
 #: safeguard's retries, as soon as their earliest start planned now would make them wait past ``longest``;
 #: killed-one: the safeguard's retries, one at a time (the oldest due one, once the previous one has started);
 #: queue-user: every job of Q, one at a time per user (a user's oldest due one, once that user's previous one has
-#: ended), ``longest`` counting only the first attempts started unpromoted.
-OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue", "queue-user")
+#: ended), ``longest`` counting only the first attempts started unpromoted; queue-user-ahead: the same, and the waiting
+#: jobs older than a job due and ahead of it in the queues' order are due with it (a move overtakes no older job).
+OVERDUE_SCOPES = ("none", "killed", "killed-one", "killed-planned", "queue", "queue-user", "queue-user-ahead")
 
 
 class Overdue:

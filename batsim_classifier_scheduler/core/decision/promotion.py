@@ -5,12 +5,14 @@ submission (a retry: since its original's) moves ahead of Q, with the uncertain 
 ``scope`` head it takes the first job of Q with it (one for one, so that promoted jobs do not overtake a killed job
 without end), with ahead every job of Q before it. :class:`OverduePromotion` (``promote_overdue``): a job whose total
 wait reaches the longest first-attempt wait so far moves ahead of every queue, oldest first; with ``queue-user``
-(classification-guaranteed) one job per user at a time (:mod:`batsim_classifier_scheduler.core.overdue`).
+(classification-guaranteed) one job per user at a time; with ``queue-user-ahead`` a job due takes along the older
+waiting jobs ahead of it (:mod:`batsim_classifier_scheduler.core.overdue`).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Callable
 
 from batsim_classifier_scheduler.core.alarms import Alarms
@@ -62,8 +64,10 @@ class OverduePromotion:
     def __init__(self, scope: str, book: JobBook, algorithm: Algorithm, planned: Planned, alarms: Alarms) -> None:
         self.scope = scope
         #: Whether every job of Q is watched (queue, queue-user), not only the safeguard's retries; whether each user's
-        #: moved jobs take one lane (queue-user), whose bound counts only the first attempts started unpromoted.
-        self.every_job, self.lanes = scope.startswith("queue"), scope == "queue-user"
+        #: moved jobs take one lane (queue-user), whose bound counts only the first attempts started unpromoted; whether
+        #: a job due takes along the older waiting jobs ahead of it (queue-user-ahead).
+        self.every_job, self.lanes = scope.startswith("queue"), scope.startswith("queue-user")
+        self.take_along = scope == "queue-user-ahead"
         self.book, self.algorithm, self.planned, self.alarms = book, algorithm, planned, alarms
         self.overdue = Overdue()
         self.promoted: dict[str, float] = {}  # job id -> when it moved ahead of every queue
@@ -92,6 +96,10 @@ class OverduePromotion:
                 return self.algorithm.earliest_start(job.res, self.planned(job), now)
         waiting = self.book.waiting
         overdue = self.overdue.due(now, waiting, planned_start)
+        if self.take_along:
+            overdue = [job_id for job_id in overdue if job_id not in self.due_since]  # taken along before
+            if overdue:
+                overdue += self._older_ahead(overdue, now)
         for job_id in overdue:
             self.due_since[job_id] = now
         if self.scope == "killed-one":
@@ -103,6 +111,19 @@ class OverduePromotion:
             self.promoted[job_id] = now
             self.algorithm.requeue(job, self.planned(job), OVERDUE_RANK, now)
         return bool(overdue)
+
+    def _older_ahead(self, due: list[str], now: float) -> list[str]:
+        """queue-user-ahead: the waiting jobs not due yet, older than one of the ``due`` jobs and ahead of it in the
+        queues' order (Q_small's, the uncertain ones, Q's that the policy orders first), oldest first."""
+        queue, due_now = self.algorithm.queue, set(due)
+        taken, youngest_behind = [], -math.inf  # the youngest due job after the one looked at, in the order
+        for job in reversed(queue.ordered(now)):
+            if job.id in due_now:
+                youngest_behind = max(youngest_behind, job.subtime)
+            elif (job.subtime < youngest_behind and job.id not in self.due_since
+                  and queue.rank(job) != OVERDUE_RANK):
+                taken.append(job)
+        return [job.id for job in sorted(taken, key=lambda job: (job.subtime, job.id))]
 
     def _submission(self, job_id: str) -> float:
         return self.book.jobs[job_id].subtime
