@@ -70,8 +70,7 @@ FOREST48 = ["--estimator-options", '{"n_estimators": 48}']
 #: patches of 442f880 and 7e3aaac, W counting a moved job's wait but its lane's hold (alone and with every waiting job
 #: watched), the moves taking older waiting jobs along (all of them, the first only) and the head slack held within the
 #: bound (alone, and with the 0.6 slack) on patches of 579ad7c, none of them kept: their runs stay in
-#: docs/data/loto_points.csv,
-#: limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
+#: docs/data/loto_points.csv, limited_points.csv and guaranteed_points.csv, and the notebooks say what they measured.
 RULES: dict[str, list[str]] = {
     "tolerant": TOLERANT,
     "overdue": OVERDUE,

@@ -100,6 +100,19 @@ def assert_wait_bounded(table, core, longest_request):
         assert start - submitted <= max(longest, killed - submitted) + (before + 1) * longest_request + 1e-6
 
 
+def assert_one_moved_job_per_user(table, core):
+    """Each user's lane holds one promoted job at a time, from its promotion to its end; returns the lanes, per user
+    the (promotion, end) of its promoted jobs, in order."""
+    lanes: dict = {}
+    for job_id, promoted in core.overdue.promoted.items():
+        finish = table.loc[job_id.partition("!")[2], "finish_time"]
+        lanes.setdefault(core.jobs[job_id].extras.get("user"), []).append((promoted, finish))
+    for held in lanes.values():
+        held.sort()
+        assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+    return lanes
+
+
 def assert_lanes_bounded(table, core, longest_request):
     """``--promote-overdue queue-user`` (classification-guaranteed): each job of Q (every job it ends as large: a retry,
     a job refused a trial or withdrawn from one) waits past the bound (the longest wait of a first attempt started
@@ -109,12 +122,7 @@ def assert_lanes_bounded(table, core, longest_request):
     it. So a user's k-th due job waits at most the bound plus the k - 1 before it, start to end, plus EASY's bound."""
     overdue, longest = core.overdue, core.overdue.overdue.longest
     at = {f"w0!{job_id}": row for job_id, row in table.iterrows()}
-    lanes: dict = {}
-    for job_id, promoted in overdue.promoted.items():
-        lanes.setdefault(core.jobs[job_id].extras.get("user"), []).append((promoted, at[job_id]["finish_time"]))
-    for held in lanes.values():  # one promoted job at a time per user, until it ends
-        held.sort()
-        assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+    lanes = assert_one_moved_job_per_user(table, core)
     def killed_wait(job_id):
         original = core.book.origin.get(job_id)
         return at[original]["finish_time"] - core.jobs[job_id].subtime if original else 0.0
@@ -312,13 +320,7 @@ def test_under_fcfs_with_queue_user_ahead_no_move_overtakes_an_older_waiting_job
         for other, start in firsts.items():
             if core.jobs[other].subtime < core.jobs[job_id].subtime and start > due:
                 assert due_since.get(other, due + 1) <= due, (other, job_id)
-    lanes: dict = {}
-    for job_id, promoted in core.overdue.promoted.items():
-        finish = table.loc[job_id.partition("!")[2], "finish_time"]
-        lanes.setdefault(core.jobs[job_id].extras.get("user"), []).append((promoted, finish))
-    for held in lanes.values():
-        held.sort()
-        assert all(end <= next_start + 1e-6 for (_, end), (next_start, _) in zip(held, held[1:]))
+    assert_one_moved_job_per_user(table, core)
 
 
 def test_the_limits_need_kills_decided_by_the_core():
